@@ -1,0 +1,51 @@
+# troupe: the two README commands (`make demo`, `make test`) plus developer habits.
+# Every target that builds installs missing Debian packages first.
+BUILD      ?= build
+JOBS       ?= 2
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+
+.PHONY: all deps configure build demo test sanitize tsan format format-check clean
+
+all: build
+
+deps:
+	@bash .ci/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/bin/troupe bench wire
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# Whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (CPU only).
+sanitize: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=address \
+	  -DTROUPE_ENABLE_CUDA=OFF $(CMAKE_ARGS)
+	cmake --build build-asan -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# Whole suite under ThreadSanitizer: replicas and actors are concurrent.
+tsan: deps
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=thread \
+	  -DTROUPE_ENABLE_CUDA=OFF $(CMAKE_ARGS)
+	cmake --build build-tsan -j $(JOBS)
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+FORMAT_FILES = $(shell git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

@@ -1,0 +1,42 @@
+#pragma once
+// Memory behind tensors. Shared ownership: a tensor handed to another actor in the same process
+// shares its Buffer, so nothing is copied; clone() is the only way to get a private copy.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace troupe {
+
+/// Where a buffer's bytes live.
+enum class MemoryKind : uint8_t { host = 0, gpu = 1 };
+
+/// A block of bytes with an owner-supplied release function.
+class Buffer {
+ public:
+  using Deleter = std::function<void(void*)>;
+
+  /// 64-byte aligned host memory (cache line / AVX-512 friendly), uninitialised.
+  static std::shared_ptr<Buffer> allocate_host(size_t bytes);
+
+  /// Adopts memory allocated elsewhere (e.g. cudaMalloc in kernels/cuda); `deleter` frees it.
+  Buffer(void* data, size_t bytes, MemoryKind kind, int device_index, Deleter deleter);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  MemoryKind kind() const { return kind_; }
+  int device_index() const { return device_index_; }
+
+ private:
+  void* data_;
+  size_t bytes_;
+  MemoryKind kind_;
+  int device_index_;
+  Deleter deleter_;
+};
+
+}  // namespace troupe
