@@ -1,0 +1,15 @@
+#pragma once
+// Every atom used by troupe actors, in one place (CAF 0.17 atoms: at most 10 characters).
+
+#include <caf/atom.hpp>
+
+namespace troupe {
+
+using hello_atom = caf::atom_constant<caf::atom("hello")>;     ///< ask a gatekeeper for a challenge
+using prove_atom = caf::atom_constant<caf::atom("prove")>;     ///< answer a challenge
+using echo_atom = caf::atom_constant<caf::atom("echo")>;       ///< reply with the payload
+using sink_atom = caf::atom_constant<caf::atom("sink")>;       ///< consume payload, reply bytes
+using ping_atom = caf::atom_constant<caf::atom("ping")>;       ///< liveness probe
+using stop_atom = caf::atom_constant<caf::atom("stop")>;       ///< ask a node to shut down
+
+}  // namespace troupe

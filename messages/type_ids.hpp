@@ -1,0 +1,43 @@
+#pragma once
+// THE list of message types. Every process registers the same names (CAF 0.17 sends an empty
+// message for an unregistered type), and tests/messages round-trips every entry. Adding a type is
+// one line in TROUPE_MESSAGE_TYPES.
+
+#include <caf/actor_system_config.hpp>
+
+#include "messages/auth_msg.hpp"
+#include "messages/error_reply.hpp"
+#include "messages/tensor_msg.hpp"
+
+/// X(type, "wire name") for each registered message type.
+#define TROUPE_MESSAGE_TYPES(X)                  \
+  X(::troupe::tensor_msg, "troupe.tensor_msg")       \
+  X(::troupe::tensor_chunk_msg, "troupe.tensor_chunk_msg") \
+  X(::troupe::error_reply, "troupe.error_reply")     \
+  X(::troupe::challenge_msg, "troupe.challenge_msg") \
+  X(::troupe::proof_msg, "troupe.proof_msg")
+
+namespace troupe {
+
+/// A value-less carrier of a type, for for_each_message_type callbacks.
+template <class T>
+struct type_tag {
+  using type = T;
+};
+
+/// Calls fn(type_tag<T>{}, name) for every registered message type, in list order.
+template <class Fn>
+void for_each_message_type(Fn&& fn) {
+#define TROUPE_VISIT_MESSAGE_TYPE(type, name) fn(type_tag<type>{}, name);
+  TROUPE_MESSAGE_TYPES(TROUPE_VISIT_MESSAGE_TYPE)
+#undef TROUPE_VISIT_MESSAGE_TYPE
+}
+
+/// Registers every troupe message type with its wire name; call once per actor_system_config.
+inline void register_message_types(caf::actor_system_config& cfg) {
+  for_each_message_type([&](auto tag, const char* name) {
+    cfg.add_message_type<typename decltype(tag)::type>(name);
+  });
+}
+
+}  // namespace troupe

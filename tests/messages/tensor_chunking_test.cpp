@@ -1,0 +1,55 @@
+// Large tensors travel as chunks that are views of the source and reassemble exactly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "messages/tensor_chunking.hpp"
+
+using namespace troupe;
+
+namespace {
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST(TensorChunking, ChunksAreViewsAndReassembleInAnyOrder) {
+  auto t = Tensor::random_normal({10, 7}, 5);  // 280 bytes
+  auto chunks = split_into_chunks(t, 9, 64);   // 16 floats per chunk -> 5 chunks
+  ASSERT_EQ(chunks.size(), 5u);
+  for (auto& c : chunks) EXPECT_TRUE(c.values.shares_buffer_with(t));
+  std::reverse(chunks.begin(), chunks.end());
+  ChunkAssembler a;
+  for (size_t i = 0; i < chunks.size(); ++i) EXPECT_EQ(a.add(chunks[i]), i + 1 == chunks.size());
+  EXPECT_TRUE(a.take().bitwise_equal(t));
+}
+
+TEST(TensorChunking, EmptyTensorIsOneEmptyChunk) {
+  auto t = Tensor::zeros(DType::int32, {0, 3});
+  auto chunks = split_into_chunks(t, 1);
+  ASSERT_EQ(chunks.size(), 1u);
+  ChunkAssembler a;
+  EXPECT_TRUE(a.add(chunks[0]));
+  EXPECT_EQ(a.take().shape(), Shape({0, 3}));
+}
+
+TEST(TensorChunking, DuplicateAndForeignChunksAreNamed) {
+  auto t = Tensor::zeros(DType::float32, {8});
+  auto chunks = split_into_chunks(t, 3, 8);
+  ChunkAssembler a;
+  a.add(chunks[0]);
+  EXPECT_EQ(error_of([&] { a.add(chunks[0]); }), "chunk 0 arrived twice");
+  auto foreign = chunks[1];
+  foreign.transfer_id = 4;
+  EXPECT_EQ(error_of([&] { a.add(foreign); }), "chunk of transfer 4 mixed into transfer 3");
+  auto outside = chunks[1];
+  outside.element_offset = 7;
+  EXPECT_EQ(error_of([&] { a.add(outside); }), "chunk 1 range [7, +2) lies outside 8 elements");
+  EXPECT_EQ(error_of([&] { a.take(); }), "ChunkAssembler: 1 of 4 chunks arrived");
+}
