@@ -1,0 +1,66 @@
+#pragma once
+// Helpers shared by the data tests.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/data/dataset.hpp"
+
+namespace troupe::data::testing {
+
+/// Values of component `c` of one element (int64).
+inline std::vector<int64_t> values(const Element& e, size_t c = 0) {
+  return e.at(c).to_vector<int64_t>();
+}
+
+/// Every element's component 0 as int64 vectors, until the end of the data.
+inline std::vector<std::vector<int64_t>> drain(Iterator& it, size_t limit = 100000) {
+  std::vector<std::vector<int64_t>> out;
+  while (out.size() < limit) {
+    auto e = it.next();
+    if (!e) break;
+    out.push_back(values(*e));
+  }
+  return out;
+}
+
+inline std::vector<std::vector<int64_t>> drain(const Dataset& ds, size_t limit = 100000) {
+  auto it = ds.make_iterator();
+  return drain(it, limit);
+}
+
+/// Flattened drain for unbatched scalar pipelines.
+inline std::vector<int64_t> drain_flat(const Dataset& ds) {
+  std::vector<int64_t> out;
+  for (auto& v : drain(ds)) out.insert(out.end(), v.begin(), v.end());
+  return out;
+}
+
+/// Runs fn and returns the troupe::Error message it throws ("" when it does not throw).
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// A path in the test's own temporary directory.
+inline std::string temp_path(const std::string& name) {
+  auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return ::testing::TempDir() + "troupe_data_" + info->test_suite_name() + "_" + info->name() +
+         "_" + name;
+}
+
+}  // namespace troupe::data::testing
+
+#define EXPECT_ERROR_CONTAINS(stmt, text)                                    \
+  do {                                                                       \
+    std::string troupe_msg_ = ::troupe::data::testing::error_of([&] { stmt; }); \
+    EXPECT_NE(troupe_msg_.find(text), std::string::npos)                     \
+        << "error was: '" << troupe_msg_ << "'";                             \
+  } while (0)
