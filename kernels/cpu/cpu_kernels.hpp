@@ -1,0 +1,45 @@
+#pragma once
+// Internal to kernels/: registration entry points of the CPU kernel files, and the small helpers
+// they share. Callers use make_cpu_registry() (kernels/registry.hpp) instead.
+
+#include <string_view>
+
+#include "kernels/kernel_args.hpp"
+#include "kernels/registry.hpp"
+
+namespace troupe::cpu {
+
+void register_elementwise(KernelRegistry& registry);
+void register_reductions(KernelRegistry& registry);
+void register_matmul(KernelRegistry& registry);
+void register_nn(KernelRegistry& registry);
+void register_rows(KernelRegistry& registry);
+void register_dense_optimizers(KernelRegistry& registry);
+void register_sparse_optimizers(KernelRegistry& registry);
+/// Pins OpenBLAS to one thread: replicas already run one per core.
+void use_single_threaded_blas();
+
+/// Registers the float32 and float64 instantiations of one kernel.
+template <class Args>
+void add_float_kernels(KernelRegistry& r, std::string_view op, KernelFn<Args> f32,
+                       KernelFn<Args> f64) {
+  r.add<Args>(op, KernelDevice::cpu, DType::float32, f32);
+  r.add<Args>(op, KernelDevice::cpu, DType::float64, f64);
+}
+
+/// Registers float32, float64, int32 and int64 instantiations of one kernel.
+template <class Args>
+void add_numeric_kernels(KernelRegistry& r, std::string_view op, KernelFn<Args> f32,
+                         KernelFn<Args> f64, KernelFn<Args> i32, KernelFn<Args> i64) {
+  add_float_kernels<Args>(r, op, f32, f64);
+  r.add<Args>(op, KernelDevice::cpu, DType::int32, i32);
+  r.add<Args>(op, KernelDevice::cpu, DType::int64, i64);
+}
+
+/// Reads index `i` of an int32 or int64 index array as int64.
+inline int64_t read_index(const void* indices, DType index_dtype, int64_t i) {
+  return index_dtype == DType::int64 ? static_cast<const int64_t*>(indices)[i]
+                                     : static_cast<const int32_t*>(indices)[i];
+}
+
+}  // namespace troupe::cpu

@@ -1,0 +1,124 @@
+// Element-wise ops against closed-form values, in place and out of place, for every dtype.
+
+#include "kernel_test_util.hpp"
+
+namespace troupe {
+namespace {
+
+using testing::as_doubles;
+using testing::KernelTest;
+
+class Elementwise : public KernelTest {};
+
+TEST_F(Elementwise, AddFloatMatchesDoubleSum) {
+  // 1037 elements: not a multiple of any vector width, so the scalar tail runs too.
+  Tensor a = Tensor::random_uniform({1037}, 1, -1, 1);
+  Tensor b = Tensor::random_uniform({1037}, 2, -1, 1);
+  Tensor out(DType::float32, {1037});
+  ops.add(a, b, out);
+  auto va = as_doubles(a), vb = as_doubles(b), vo = as_doubles(out);
+  for (size_t i = 0; i < vo.size(); ++i) EXPECT_EQ(vo[i], double(float(va[i]) + float(vb[i])));
+}
+
+TEST_F(Elementwise, AddIntegersIsExact) {
+  Tensor a = Tensor::from_vector<int64_t>({3}, {1, -5, int64_t(1) << 40});
+  Tensor b = Tensor::from_vector<int64_t>({3}, {2, 5, 1});
+  Tensor out(DType::int64, {3});
+  ops.add(a, b, out);
+  EXPECT_EQ(out.to_vector<int64_t>(), (std::vector<int64_t>{3, 0, (int64_t(1) << 40) + 1}));
+  Tensor c = Tensor::from_vector<int32_t>({2}, {7, -9});
+  ops.add(c, c, c);  // fully aliased
+  EXPECT_EQ(c.to_vector<int32_t>(), (std::vector<int32_t>{14, -18}));
+}
+
+TEST_F(Elementwise, AddInPlaceIntoEitherOperand) {
+  Tensor a = Tensor::from_vector<double>({3}, {1, 2, 3});
+  Tensor b = Tensor::from_vector<double>({3}, {10, 20, 30});
+  ops.add(a, b, a);
+  EXPECT_EQ(a.to_vector<double>(), (std::vector<double>{11, 22, 33}));
+  ops.add(a, b, b);
+  EXPECT_EQ(b.to_vector<double>(), (std::vector<double>{21, 42, 63}));
+}
+
+TEST_F(Elementwise, ScaleAndAxpy) {
+  Tensor x = Tensor::from_vector<float>({4}, {1, -2, 3.5f, 0});
+  Tensor out(DType::float32, {4});
+  ops.scale(x, -2.0, out);
+  EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{-2, 4, -7, 0}));
+  Tensor y = Tensor::from_vector<float>({4}, {1, 1, 1, 1});
+  ops.axpy(0.5, x, y);
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1.5f, 0, 2.75f, 1}));
+  ops.axpy(1.0, y, y);  // y += y
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{3, 0, 5.5f, 2}));
+  ops.scale(y, 0.5, y);
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1.5f, 0, 2.75f, 1}));
+}
+
+TEST_F(Elementwise, FillEveryDtype) {
+  for (DType dt : {DType::float32, DType::float64, DType::int32, DType::int64}) {
+    Tensor t(dt, {2, 3});
+    ops.fill(t, 7.0);
+    EXPECT_EQ(as_doubles(t), std::vector<double>(6, 7.0)) << dtype_name(dt);
+  }
+  Tensor empty(DType::float32, {0, 4});
+  ops.fill(empty, 1.0);  // no elements, no crash
+}
+
+TEST_F(Elementwise, CopyEveryDtype) {
+  for (DType dt : {DType::float32, DType::float64, DType::int32, DType::int64}) {
+    Tensor src = Tensor::random_uniform({5, 3}, 9, -100, 100, dt);
+    Tensor dst = Tensor::zeros(dt, {5, 3});
+    ops.copy(src, dst);
+    EXPECT_TRUE(dst.bitwise_equal(src)) << dtype_name(dt);
+    EXPECT_FALSE(dst.shares_buffer_with(src));
+  }
+}
+
+TEST_F(Elementwise, ReluAndReluGrad) {
+  Tensor f = Tensor::from_vector<double>({5}, {-1.5, 0, 2, -0.0, 3});
+  Tensor out(DType::float64, {5});
+  ops.relu(f, out);
+  EXPECT_EQ(out.to_vector<double>(), (std::vector<double>{0, 0, 2, 0, 3}));
+  Tensor g = Tensor::from_vector<double>({5}, {10, 20, 30, 40, 50});
+  ops.relu_grad(g, f, out);
+  // TF ReluGrad passes the gradient only where the feature is strictly positive.
+  EXPECT_EQ(out.to_vector<double>(), (std::vector<double>{0, 0, 30, 0, 50}));
+  ops.relu(f, f);
+  EXPECT_EQ(f.to_vector<double>(), (std::vector<double>{0, 0, 2, 0, 3}));
+}
+
+TEST_F(Elementwise, ShapeMismatchNamesOpAndBothShapes) {
+  Tensor a(DType::float32, {2, 3}), b(DType::float32, {3, 2}), out(DType::float32, {2, 3});
+  EXPECT_TROUPE_ERROR(ops.add(a, b, out), Code::invalid_argument,
+                      "add: a float32[2, 3] and b float32[3, 2] must have the same dtype and shape");
+  Tensor d(DType::float64, {2, 3});
+  EXPECT_TROUPE_ERROR(ops.copy(a, d), Code::invalid_argument,
+                      "copy: src float32[2, 3] and dst float64[2, 3] must have the same dtype");
+  EXPECT_TROUPE_ERROR(ops.relu_grad(a, b, out), Code::invalid_argument,
+                      "relu_grad: gradients float32[2, 3] and features float32[3, 2]");
+  EXPECT_TROUPE_ERROR(ops.axpy(1.0, a, b), Code::invalid_argument,
+                      "axpy: x float32[2, 3] and y float32[3, 2]");
+}
+
+TEST_F(Elementwise, UndefinedTensorIsNamed) {
+  Tensor a(DType::float32, {2}), undefined;
+  EXPECT_TROUPE_ERROR(ops.scale(a, 2.0, undefined), Code::invalid_argument,
+                      "scale: out is an undefined tensor");
+}
+
+TEST_F(Elementwise, MixedDevicesAreNamed) {
+  Tensor host(DType::float32, {4});
+  Tensor gpu = testing::fake_gpu_tensor(DType::float32, {4});
+  EXPECT_TROUPE_ERROR(ops.add(host, gpu, host), Code::invalid_argument,
+                      "add: a is on cpu but b is on gpu");
+}
+
+TEST_F(Elementwise, UnsupportedDtypeNamesTheMissingKernel) {
+  Tensor a(DType::int32, {2}), out(DType::int32, {2});
+  EXPECT_TROUPE_ERROR(ops.scale(a, 2.0, out), Code::not_found,
+                      "no kernel registered for op 'scale' on device cpu for dtype int32");
+  EXPECT_TROUPE_ERROR(ops.relu(a, out), Code::not_found, "op 'relu' on device cpu for dtype int32");
+}
+
+}  // namespace
+}  // namespace troupe
