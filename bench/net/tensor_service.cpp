@@ -1,0 +1,23 @@
+#include "bench/net/tensor_service.hpp"
+
+#include <caf/all.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/tensor_msg.hpp"
+
+namespace troupe {
+
+caf::actor spawn_tensor_service(caf::actor_system& sys) {
+  return sys.spawn([]() -> caf::behavior {
+    return {
+        // The reply shares the received buffer; it is serialized once more on the way back.
+        [](echo_atom, const tensor_chunk_msg& chunk) { return chunk; },
+        [](sink_atom, const tensor_chunk_msg& chunk) {
+          return uint64_t(chunk.values.defined() ? chunk.values.byte_size() : 0);
+        },
+        [](ping_atom) { return ping_atom::value; },
+    };
+  });
+}
+
+}  // namespace troupe

@@ -1,0 +1,32 @@
+#pragma once
+// The `troupe` subcommands. Adding one = cli/command_<name>.cpp defining
+// `int run_<name>_command(const std::vector<std::string>& args)` + one line in kCommands.
+// Each returns the process exit code; usage errors are thrown as
+// boost::program_options::error (main turns them into exit code 2).
+
+#include <string>
+#include <vector>
+
+namespace troupe::cli {
+
+/// One subcommand: its name, a one-line summary, its entry point (args exclude the name).
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+int run_serve_command(const std::vector<std::string>& args);
+int run_echo_command(const std::vector<std::string>& args);
+int run_bench_command(const std::vector<std::string>& args);
+
+/// Every subcommand, in help order.
+inline constexpr Command kCommands[] = {
+    {"serve", "publish an authenticated tensor service on 127.0.0.1 and print its PORT",
+     run_serve_command},
+    {"echo", "send a tensor to a `troupe serve` node and check every byte that comes back",
+     run_echo_command},
+    {"bench", "run a benchmark (`troupe bench --help` lists them)", run_bench_command},
+};
+
+}  // namespace troupe::cli
