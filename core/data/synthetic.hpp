@@ -1,0 +1,46 @@
+#pragma once
+// Seeded synthetic datasets for examples, tests and benchmarks. Element i depends only on
+// (seed, i), so any slice of the data can be regenerated anywhere and an iterator's position is
+// a single index.
+
+#include <cstdint>
+
+#include "core/data/dataset.hpp"
+
+namespace troupe::data {
+
+/// Gaussian blobs: label ~ uniform over classes, features ~ N(mean[label], 1). Class means are
+/// N(0, separation^2) per feature, so a softmax classifier can reach high accuracy.
+struct ClassificationOptions {
+  int64_t num_examples = 1024;
+  int64_t num_features = 8;
+  int64_t num_classes = 2;
+  uint64_t seed = 0;
+  double separation = 3.0;
+  DType label_dtype = DType::int64;  ///< int32 or int64
+};
+
+/// Elements (features float32[num_features], label scalar), unbatched.
+Dataset synthetic_classification(const ClassificationOptions& options);
+/// The class means, float32[num_classes, num_features].
+Tensor synthetic_class_means(const ClassificationOptions& options);
+
+/// y = x . w* + b* + noise, x ~ N(0, 1), w* ~ N(0, 1), b* ~ N(0, 1), noise ~ N(0, noise_stddev^2).
+struct RegressionOptions {
+  int64_t num_examples = 1024;
+  int64_t num_features = 8;
+  uint64_t seed = 0;
+  double noise_stddev = 0.1;
+};
+
+/// Elements (x float32[num_features], y float32[1]), unbatched.
+Dataset synthetic_regression(const RegressionOptions& options);
+
+/// The true parameters of a synthetic regression.
+struct RegressionTruth {
+  Tensor weights;  ///< float32[num_features]
+  float bias = 0;
+};
+RegressionTruth synthetic_regression_truth(const RegressionOptions& options);
+
+}  // namespace troupe::data
