@@ -58,7 +58,7 @@ class RepeatIterator : public IteratorBase {
   void restore(StateReader& r) override {
     r.expect_tag("repeat");
     epoch_ = r.i64();
-    produced_in_epoch_ = r.u64() != 0;
+    bool produced = r.u64() != 0;
     bool live = r.u64() != 0;
     if (epoch_ < 0 || (count_ >= 0 && epoch_ > count_))
       throw data_loss("iterator state: repeat epoch " + std::to_string(epoch_) + " out of range");
@@ -68,6 +68,7 @@ class RepeatIterator : public IteratorBase {
       if (!in_) throw data_loss("iterator state: repeat epoch past its count");
       in_->restore(r);
     }
+    produced_in_epoch_ = produced;  // after start_epoch(), which clears it
   }
 
  private:
