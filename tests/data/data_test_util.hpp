@@ -31,6 +31,14 @@ inline std::vector<std::vector<int64_t>> drain(const Dataset& ds, size_t limit =
   return drain(it, limit);
 }
 
+/// Pulls every element without looking at it; returns how many there were.
+inline size_t count_all(const Dataset& ds) {
+  auto it = ds.make_iterator();
+  size_t n = 0;
+  while (it.next()) ++n;
+  return n;
+}
+
 /// Flattened drain for unbatched scalar pipelines.
 inline std::vector<int64_t> drain_flat(const Dataset& ds) {
   std::vector<int64_t> out;
