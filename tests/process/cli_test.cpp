@@ -1,0 +1,63 @@
+// `troupe` command-line contract: help, dispatch, and exit code 2 naming bad input.
+#include <gtest/gtest.h>
+
+#include "tests/process/child_process.hpp"
+
+using namespace std::chrono_literals;
+using troupe::testing::ChildProcess;
+
+namespace {
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+}  // namespace
+
+TEST(Cli, HelpListsEverySubcommand) {
+  ChildProcess p({"--help"});
+  EXPECT_EQ(p.wait(60s), 0);
+  for (const char* name : {"serve", "echo", "bench"})
+    EXPECT_TRUE(contains(p.out(), std::string("  ") + name)) << p.out();
+}
+
+TEST(Cli, SubcommandHelpDescribesOptions) {
+  ChildProcess p({"echo", "--help"});
+  EXPECT_EQ(p.wait(60s), 0);
+  EXPECT_TRUE(contains(p.out(), "--secret-file")) << p.out();
+  EXPECT_TRUE(contains(p.out(), "--bytes")) << p.out();
+}
+
+TEST(Cli, UnknownCommandExits2NamingIt) {
+  ChildProcess p({"frobnicate"});
+  EXPECT_EQ(p.wait(60s), 2);
+  EXPECT_TRUE(contains(p.err(), "unknown command 'frobnicate'")) << p.err();
+}
+
+TEST(Cli, UnknownOptionExits2NamingIt) {
+  ChildProcess p({"serve", "--colour", "blue"});
+  EXPECT_EQ(p.wait(60s), 2);
+  EXPECT_TRUE(contains(p.err(), "--colour")) << p.err();
+}
+
+TEST(Cli, BadByteSizeExits2NamingOptionAndText) {
+  ChildProcess p({"echo", "--port", "1", "--bytes", "12XB"});
+  EXPECT_EQ(p.wait(60s), 2);
+  EXPECT_TRUE(contains(p.err(), "--bytes: '12XB' is not a byte size")) << p.err();
+}
+
+TEST(Cli, MissingRequiredPortExits2) {
+  ChildProcess p({"echo"});
+  EXPECT_EQ(p.wait(60s), 2);
+  EXPECT_TRUE(contains(p.err(), "port")) << p.err();
+}
+
+TEST(Cli, UnknownBenchmarkExits2NamingIt) {
+  ChildProcess p({"bench", "warp"});
+  EXPECT_EQ(p.wait(60s), 2);
+  EXPECT_TRUE(contains(p.err(), "unknown benchmark 'warp'")) << p.err();
+}
+
+TEST(Cli, BenchHelpListsWire) {
+  ChildProcess p({"bench", "--help"});
+  EXPECT_EQ(p.wait(60s), 0);
+  EXPECT_TRUE(contains(p.out(), "wire")) << p.out();
+}
