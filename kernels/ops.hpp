@@ -57,6 +57,8 @@ class Ops {
   // ---- element-wise (out may be one of the inputs) -------------------------------------------
   /// out = a + b (all numeric dtypes).
   void add(const Tensor& a, const Tensor& b, Tensor& out) const;
+  /// out = a - b (all numeric dtypes).
+  void sub(const Tensor& a, const Tensor& b, Tensor& out) const;
   /// out = alpha * a.
   void scale(const Tensor& a, double alpha, Tensor& out) const;
   /// y += alpha * x.
@@ -103,6 +105,10 @@ class Ops {
   Tensor gather_rows(const Tensor& params, const Tensor& indices) const;
   /// target[indices[i]] += updates[i], in index order (duplicates accumulate).
   void scatter_add_rows(const Tensor& indices, const Tensor& updates, Tensor& target) const;
+  /// target[indices[i]] -= updates[i], in index order (all numeric dtypes).
+  void scatter_sub_rows(const Tensor& indices, const Tensor& updates, Tensor& target) const;
+  /// target[indices[i]] = updates[i], in index order: for a duplicated index the last wins.
+  void scatter_update_rows(const Tensor& indices, const Tensor& updates, Tensor& target) const;
 
   // ---- optimizers: dense --------------------------------------------------------------------
   void apply_sgd(Tensor& var, const Tensor& grad, const SgdOptions& o) const;
@@ -128,6 +134,8 @@ class Ops {
   KernelFn<Args> kernel(const char* op, KernelDevice device, DType dtype) const {
     return registry_->find<Args>(op, device, dtype);
   }
+  void scatter_rows(const char* op, const Tensor& indices, const Tensor& updates,
+                    Tensor& target) const;
   void run_optimizer(const char* op, OptimizerArgs& args, const Tensor& var) const;
   void run_sparse_optimizer(const char* op, OptimizerArgs& args, const Tensor& var,
                             const Tensor& indices, const Tensor& grad) const;

@@ -28,6 +28,15 @@ void Ops::add(const Tensor& a, const Tensor& b, Tensor& out) const {
   kernel<ElementwiseArgs>("add", device, out.dtype())(x);
 }
 
+void Ops::sub(const Tensor& a, const Tensor& b, Tensor& out) const {
+  auto device = checks::common_device("sub", {{"a", a}, {"b", b}, {"out", out}});
+  checks::same_layout("sub", {"a", a}, {"b", b});
+  checks::same_layout("sub", {"a", a}, {"out", out});
+  auto x = elementwise(out, gpu_);
+  x.a = a.raw_data(), x.b = b.raw_data(), x.out = out.raw_data();
+  kernel<ElementwiseArgs>("sub", device, out.dtype())(x);
+}
+
 void Ops::scale(const Tensor& a, double alpha, Tensor& out) const {
   auto device = checks::common_device("scale", {{"a", a}, {"out", out}});
   checks::same_layout("scale", {"a", a}, {"out", out});

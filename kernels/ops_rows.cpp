@@ -1,4 +1,4 @@
-// Ops: gather_rows and scatter_add_rows.
+// Ops: gather_rows and the scatter_*_rows family.
 
 #include "kernels/ops.hpp"
 #include "kernels/ops_checks.hpp"
@@ -46,7 +46,19 @@ Tensor Ops::gather_rows(const Tensor& params, const Tensor& indices) const {
 }
 
 void Ops::scatter_add_rows(const Tensor& indices, const Tensor& updates, Tensor& target) const {
-  const char* op = "scatter_add_rows";
+  scatter_rows("scatter_add_rows", indices, updates, target);
+}
+
+void Ops::scatter_sub_rows(const Tensor& indices, const Tensor& updates, Tensor& target) const {
+  scatter_rows("scatter_sub_rows", indices, updates, target);
+}
+
+void Ops::scatter_update_rows(const Tensor& indices, const Tensor& updates, Tensor& target) const {
+  scatter_rows("scatter_update_rows", indices, updates, target);
+}
+
+void Ops::scatter_rows(const char* op, const Tensor& indices, const Tensor& updates,
+                       Tensor& target) const {
   auto device = checks::common_device(
       op, {{"indices", indices}, {"updates", updates}, {"target", target}});
   check_table(op, "target", target);

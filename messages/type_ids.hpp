@@ -7,6 +7,7 @@
 
 #include "messages/auth_msg.hpp"
 #include "messages/error_reply.hpp"
+#include "messages/replica_messages.hpp"
 #include "messages/tensor_msg.hpp"
 
 /// X(type, "wire name") for each registered message type.
@@ -15,7 +16,13 @@
   X(::troupe::tensor_chunk_msg, "troupe.tensor_chunk_msg") \
   X(::troupe::error_reply, "troupe.error_reply")     \
   X(::troupe::challenge_msg, "troupe.challenge_msg") \
-  X(::troupe::proof_msg, "troupe.proof_msg")
+  X(::troupe::proof_msg, "troupe.proof_msg")       \
+  X(::troupe::run_step_msg, "troupe.run_step_msg") \
+  X(::troupe::step_result_msg, "troupe.step_result_msg") \
+  X(::troupe::step_error_msg, "troupe.step_error_msg") \
+  X(::troupe::merge_arrival_msg, "troupe.merge_arrival_msg") \
+  X(::troupe::replica_done_msg, "troupe.replica_done_msg") \
+  X(::troupe::merge_timeout_msg, "troupe.merge_timeout_msg")
 
 namespace troupe {
 

@@ -66,6 +66,11 @@ void add(const ElementwiseArgs& x) {
 }
 
 template <class T>
+void sub(const ElementwiseArgs& x) {
+  map_binary(in_a<T>(x), in_b<T>(x), out_of<T>(x), x.count, [](T p, T q) { return p - q; });
+}
+
+template <class T>
 void scale(const ElementwiseArgs& x) {
   const T alpha = static_cast<T>(x.alpha);
   map_unary(in_a<T>(x), out_of<T>(x), x.count, [alpha](T p) { return alpha * p; });
@@ -106,6 +111,7 @@ void relu_grad(const ElementwiseArgs& x) {
 void register_elementwise(KernelRegistry& r) {
   using A = ElementwiseArgs;
   add_numeric_kernels<A>(r, "add", add<float>, add<double>, add<int32_t>, add<int64_t>);
+  add_numeric_kernels<A>(r, "sub", sub<float>, sub<double>, sub<int32_t>, sub<int64_t>);
   add_numeric_kernels<A>(r, "fill", fill<float>, fill<double>, fill<int32_t>, fill<int64_t>);
   add_numeric_kernels<A>(r, "copy", copy<float>, copy<double>, copy<int32_t>, copy<int64_t>);
   add_float_kernels<A>(r, "scale", scale<float>, scale<double>);

@@ -28,16 +28,33 @@ void gather_rows(const RowIndexArgs& x) {
   }
 }
 
-template <class T>
-void scatter_add_rows(const RowIndexArgs& x) {
+// Rows are applied in index order, so a duplicated index sees every update in turn (as TF's
+// scatter ops on one device): for update the last one wins.
+template <class T, class Apply>
+void scatter_rows(const RowIndexArgs& x, const char* op, Apply apply) {
   T* table = static_cast<T*>(x.table);
   const T* updates = static_cast<const T*>(x.updates);
   for (int64_t i = 0; i < x.num_indices; ++i) {
-    const int64_t row = checked_row(x, i, "scatter_add_rows");
+    const int64_t row = checked_row(x, i, op);
     T* __restrict dst = table + row * x.row_elements;
     const T* __restrict src = updates + i * x.row_elements;
-    for (int64_t c = 0; c < x.row_elements; ++c) dst[c] += src[c];
+    for (int64_t c = 0; c < x.row_elements; ++c) dst[c] = apply(dst[c], src[c]);
   }
+}
+
+template <class T>
+void scatter_sub_rows(const RowIndexArgs& x) {
+  scatter_rows<T>(x, "scatter_sub_rows", [](T d, T s) { return d - s; });
+}
+
+template <class T>
+void scatter_update_rows(const RowIndexArgs& x) {
+  scatter_rows<T>(x, "scatter_update_rows", [](T, T s) { return s; });
+}
+
+template <class T>
+void scatter_add_rows(const RowIndexArgs& x) {
+  scatter_rows<T>(x, "scatter_add_rows", [](T d, T s) { return d + s; });
 }
 
 }  // namespace
@@ -46,7 +63,13 @@ void register_rows(KernelRegistry& r) {
   using A = RowIndexArgs;
   add_numeric_kernels<A>(r, "gather_rows", gather_rows<float>, gather_rows<double>,
                          gather_rows<int32_t>, gather_rows<int64_t>);
-  add_float_kernels<A>(r, "scatter_add_rows", scatter_add_rows<float>, scatter_add_rows<double>);
+  add_numeric_kernels<A>(r, "scatter_add_rows", scatter_add_rows<float>, scatter_add_rows<double>,
+                         scatter_add_rows<int32_t>, scatter_add_rows<int64_t>);
+  add_numeric_kernels<A>(r, "scatter_sub_rows", scatter_sub_rows<float>, scatter_sub_rows<double>,
+                         scatter_sub_rows<int32_t>, scatter_sub_rows<int64_t>);
+  add_numeric_kernels<A>(r, "scatter_update_rows", scatter_update_rows<float>,
+                         scatter_update_rows<double>, scatter_update_rows<int32_t>,
+                         scatter_update_rows<int64_t>);
 }
 
 }  // namespace troupe::cpu

@@ -1,0 +1,97 @@
+#include "actors/barrier.hpp"
+
+#include <caf/all.hpp>
+
+#include "core/merge_barrier.hpp"
+#include "messages/replica_messages.hpp"
+
+namespace troupe {
+namespace {
+
+struct barrier_state {
+  static inline const char* name = "troupe.barrier";
+  std::shared_ptr<ReplicaGroupShared> shared;
+  std::unique_ptr<MergeBarrier> logic;
+  std::vector<std::vector<Tensor>> args;  // per replica, for the open round
+  std::chrono::steady_clock::time_point opened;
+};
+
+using barrier_actor = caf::stateful_actor<barrier_state>;
+
+void deliver_error(barrier_state& st, const std::vector<int>& replicas, Code code,
+                   const std::string& error) {
+  for (int r : replicas) st.shared->slots[size_t(r)].reply.put({{}, Status(code, error)});
+}
+
+void run_merge(barrier_state& st, const std::vector<int>& replicas) {
+  auto by_replica = std::move(st.args);
+  st.args.assign(size_t(st.shared->size()), {});
+  std::vector<std::vector<Tensor>> results;
+  try {
+    // Spec §2.9: the merge function of replica 0 runs, once, for everyone.
+    results = st.shared->slots[0].runner(std::move(by_replica));
+    if (results.size() != replicas.size())
+      throw internal_error("merge runner returned " + std::to_string(results.size()) +
+                           " results for " + std::to_string(replicas.size()) + " replicas");
+  } catch (const Error& e) {
+    deliver_error(st, replicas, e.code(), "merge function failed at step " +
+                                              std::to_string(st.logic->step()) + ": " + e.what());
+    return;
+  } catch (const std::exception& e) {
+    deliver_error(st, replicas, Code::internal, "merge function failed at step " +
+                                                    std::to_string(st.logic->step()) + ": " + e.what());
+    return;
+  }
+  for (int r : replicas) st.shared->slots[size_t(r)].reply.put({std::move(results[size_t(r)]), {}});
+}
+
+void apply(barrier_state& st, MergeBarrier::Decision d) {
+  switch (d.action) {
+    case MergeBarrier::Action::wait: return;
+    case MergeBarrier::Action::fail:
+      deliver_error(st, d.replicas, d.code, d.error);
+      for (int r : d.replicas) st.args[size_t(r)].clear();
+      return;
+    case MergeBarrier::Action::run_merge: run_merge(st, d.replicas); return;
+  }
+}
+
+caf::behavior barrier(barrier_actor* self, std::shared_ptr<ReplicaGroupShared> shared) {
+  auto& st = self->state;
+  st.shared = std::move(shared);
+  st.logic = std::make_unique<MergeBarrier>(st.shared->size());
+  st.args.assign(size_t(st.shared->size()), {});
+  return {
+      [=](merge_arrival_msg& m) {
+        auto& st = self->state;
+        bool was_open = st.logic->round_open();
+        if (m.replica >= 0 && m.replica < st.shared->size())
+          st.args[size_t(m.replica)] = std::move(m.args);
+        auto d = st.logic->arrive(m.replica, m.step, m.call, m.tag);
+        if (!was_open && st.logic->round_open()) {
+          st.opened = std::chrono::steady_clock::now();
+          self->delayed_send(self, st.shared->merge_timeout, merge_timeout_msg{m.step, m.call});
+        }
+        apply(st, std::move(d));
+      },
+      [=](const replica_done_msg& m) {
+        auto& st = self->state;
+        apply(st, m.failed ? st.logic->failed(m.replica, m.step, m.what)
+                           : st.logic->finished(m.replica, m.step, m.merge_calls));
+      },
+      [=](const merge_timeout_msg& m) {
+        auto& st = self->state;
+        auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - st.opened);
+        apply(st, st.logic->timeout(m.step, m.call, waited.count()));
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_barrier(caf::actor_system& system, std::shared_ptr<ReplicaGroupShared> shared) {
+  return system.spawn(barrier, std::move(shared));
+}
+
+}  // namespace troupe

@@ -1,0 +1,75 @@
+#include "actors/replica.hpp"
+
+#include <caf/all.hpp>
+
+#include "messages/replica_messages.hpp"
+
+namespace troupe {
+namespace {
+
+/// merge_call as seen from inside the step function of one replica.
+class BarrierPort final : public MergePort {
+ public:
+  BarrierPort(caf::blocking_actor* self, const caf::actor& barrier, ReplicaGroupShared& shared,
+              int replica, uint64_t step)
+      : self_(self), barrier_(barrier), shared_(shared), replica_(replica), step_(step) {}
+
+  std::vector<Tensor> merge(const std::string& tag, std::vector<Tensor> args,
+                            MergeRunner runner) override {
+    auto& slot = shared_.slots[size_t(replica_)];
+    slot.runner = std::move(runner);  // published to the barrier by the message below
+    uint32_t call = calls_++;
+    self_->send(barrier_, merge_arrival_msg{step_, call, tag, int32_t(replica_), std::move(args)});
+    // The barrier answers within its own timeout; the margin only guards against a dead barrier.
+    auto outcome = slot.reply.take(shared_.merge_timeout + std::chrono::seconds(5));
+    if (!outcome)
+      throw deadline_exceeded("replica " + std::to_string(replica_) +
+                              ": the merge_call barrier did not answer (step " +
+                              std::to_string(step_) + ", merge_call " + std::to_string(call) + ")");
+    outcome->status.throw_if_error();
+    return std::move(outcome->values);
+  }
+
+  uint32_t merge_calls() const override { return calls_; }
+  uint64_t step() const override { return step_; }
+
+ private:
+  caf::blocking_actor* self_;
+  const caf::actor& barrier_;
+  ReplicaGroupShared& shared_;
+  int replica_;
+  uint64_t step_;
+  uint32_t calls_ = 0;
+};
+
+void replica(caf::blocking_actor* self, int id, std::shared_ptr<ReplicaGroupShared> shared,
+             caf::actor barrier) {
+  bool running = true;
+  self->receive_while(running)(
+      [&](run_step_msg& m) {
+        auto reply_to = caf::actor_cast<caf::actor>(self->current_sender());
+        BarrierPort port(self, barrier, *shared, id, m.step);
+        try {
+          auto task = shared->task(m.task);
+          auto outputs = task(id, port, m.args);
+          self->send(barrier, replica_done_msg{m.step, id, port.merge_calls(), false, {}});
+          self->send(reply_to, step_result_msg{m.step, id, std::move(outputs)});
+        } catch (const Error& e) {
+          self->send(barrier, replica_done_msg{m.step, id, port.merge_calls(), true, e.what()});
+          self->send(reply_to, step_error_msg{m.step, id, int32_t(e.code()), e.what()});
+        } catch (const std::exception& e) {
+          self->send(barrier, replica_done_msg{m.step, id, port.merge_calls(), true, e.what()});
+          self->send(reply_to, step_error_msg{m.step, id, int32_t(Code::internal), e.what()});
+        }
+      },
+      [&](caf::exit_msg&) { running = false; });
+}
+
+}  // namespace
+
+caf::actor spawn_replica(caf::actor_system& system, int id,
+                         std::shared_ptr<ReplicaGroupShared> shared, caf::actor barrier) {
+  return system.spawn<caf::detached>(replica, id, std::move(shared), std::move(barrier));
+}
+
+}  // namespace troupe

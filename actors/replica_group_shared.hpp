@@ -1,0 +1,78 @@
+#pragma once
+// In-process state shared by the replica actors of one group and their barrier actor.
+// Messages between them are registered, serializable types (messages/replica_messages.hpp); what
+// cannot be serialized — the C++ callables of a step and of a merge — is parked here, keyed by the
+// ids the messages carry, and never leaves the process (DESIGN rule 5: code never crosses
+// processes; only registered names would).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/handoff.hpp"
+#include "core/status.hpp"
+#include "core/tensor.hpp"
+
+namespace troupe {
+
+/// Runs a merge function once: takes every replica's arguments (outer index = replica) and
+/// returns every replica's results (outer index = replica).
+using MergeRunner =
+    std::function<std::vector<std::vector<Tensor>>(std::vector<std::vector<Tensor>> by_replica)>;
+
+/// What a replica parked at merge_call gets back.
+struct MergeOutcome {
+  std::vector<Tensor> values;
+  Status status;
+};
+
+/// The replica side of merge_call: implemented by the replica actor, used by ReplicaContext.
+class MergePort {
+ public:
+  virtual ~MergePort() = default;
+  /// Blocks until every replica has arrived at the same (step, call, tag) and the merge ran.
+  virtual std::vector<Tensor> merge(const std::string& tag, std::vector<Tensor> args,
+                                    MergeRunner runner) = 0;
+  /// Index of the next merge_call of this step (0-based).
+  virtual uint32_t merge_calls() const = 0;
+  /// Step id being run.
+  virtual uint64_t step() const = 0;
+};
+
+/// A step as a replica runs it: its replica id, a merge port, its own arguments -> outputs.
+using ReplicaTask =
+    std::function<std::vector<Tensor>(int replica, MergePort& port, const std::vector<Tensor>& args)>;
+
+/// State shared by one group's replicas and barrier.
+struct ReplicaGroupShared {
+  struct Slot {
+    Handoff<MergeOutcome> reply;  ///< the barrier puts, the parked replica takes
+    MergeRunner runner;           ///< set by the replica before it arrives
+  };
+
+  explicit ReplicaGroupShared(int replicas, std::chrono::milliseconds merge_timeout)
+      : slots(size_t(replicas)), merge_timeout(merge_timeout) {}
+
+  int size() const { return int(slots.size()); }
+
+  /// Registers a task for the step messages to name; returns its id.
+  uint64_t add_task(ReplicaTask task);
+  /// The task named by `id`; throws not_found when it was never added or already removed.
+  ReplicaTask task(uint64_t id) const;
+  void remove_task(uint64_t id);
+
+  std::vector<Slot> slots;
+  std::chrono::milliseconds merge_timeout;
+
+ private:
+  mutable std::mutex tasks_mutex_;
+  std::map<uint64_t, ReplicaTask> tasks_;
+  uint64_t next_task_id_ = 1;
+};
+
+}  // namespace troupe

@@ -1,0 +1,81 @@
+#include "coordinator/replica_context.hpp"
+
+#include "coordinator/context.hpp"
+#include "coordinator/strategy.hpp"
+
+namespace troupe {
+namespace {
+
+/// Sets the calling thread into cross-replica context of `strategy` for one merge.
+class CrossReplicaGuard {
+ public:
+  explicit CrossReplicaGuard(Strategy& strategy) : saved_(this_thread_context()) {
+    auto& c = this_thread_context();
+    c.strategy = &strategy;
+    c.replica = nullptr;
+    c.update_replica_id = -1;
+  }
+  ~CrossReplicaGuard() { this_thread_context() = saved_; }
+
+ private:
+  ThreadContext saved_;
+};
+
+}  // namespace
+
+ReplicaContext::ReplicaContext(Strategy& strategy, int replica_id, MergePort& port)
+    : strategy_(strategy), replica_id_(replica_id), port_(port) {}
+
+int ReplicaContext::num_replicas_in_sync() const { return strategy_.num_replicas_in_sync(); }
+
+const std::string& ReplicaContext::device() const {
+  return strategy_.extended().worker_devices().at(size_t(replica_id_));
+}
+
+std::vector<Tensor> ReplicaContext::merge_call(const MergeFn& fn, std::vector<Tensor> args,
+                                               const std::string& tag) {
+  Strategy* strategy = &strategy_;
+  MergeRunner runner = [strategy, fn, tag](std::vector<std::vector<Tensor>> by_replica) {
+    const size_t n = by_replica.size();
+    const size_t arity = by_replica[0].size();
+    for (size_t r = 1; r < n; ++r)
+      if (by_replica[r].size() != arity)
+        throw invalid_argument("merge_call '" + tag + "': replica 0 passed " +
+                               std::to_string(arity) + " argument(s), replica " +
+                               std::to_string(r) + " passed " + std::to_string(by_replica[r].size()));
+    std::vector<PerReplica> grouped;
+    for (size_t a = 0; a < arity; ++a) {
+      std::vector<Tensor> parts;
+      for (size_t r = 0; r < n; ++r) parts.push_back(std::move(by_replica[r][a]));
+      grouped.emplace_back(std::move(parts), strategy->extended().worker_devices());
+    }
+    CrossReplicaGuard guard(*strategy);
+    auto merged = fn(*strategy, grouped);
+    // select_replica: replica r takes component r, or the only component.
+    std::vector<std::vector<Tensor>> out(n);
+    for (auto& value : merged) {
+      if (value.size() != 1 && value.size() != n)
+        throw invalid_argument("merge_call '" + tag + "': merge function returned a value with " +
+                               std::to_string(value.size()) + " components for " +
+                               std::to_string(n) + " replicas");
+      for (size_t r = 0; r < n; ++r) out[r].push_back(value.at(value.size() == 1 ? 0 : r));
+    }
+    return out;
+  };
+  return port_.merge(tag, std::move(args), std::move(runner));
+}
+
+Tensor ReplicaContext::all_reduce(ReduceOp op, const Tensor& value) {
+  return all_reduce(op, std::vector<Tensor>{value}).at(0);
+}
+
+std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Tensor>& values) {
+  auto fn = [op](Strategy& s, const std::vector<PerReplica>& per_replica) {
+    std::vector<DistributedValues> reduced;
+    for (auto& m : s.extended().batch_all_reduce(op, per_replica)) reduced.push_back(m);
+    return reduced;
+  };
+  return merge_call(fn, values, std::string("all_reduce/") + std::string(reduce_op_name(op)));
+}
+
+}  // namespace troupe

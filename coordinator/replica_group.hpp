@@ -1,0 +1,44 @@
+#pragma once
+// A group of replica actors (one per device) and their merge_call barrier, in this process.
+// run() sends every replica its step, then collects one result or error from each: a failure
+// anywhere becomes one troupe::Error that names the replica(s), never a hang.
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "actors/replica_group_shared.hpp"
+
+namespace troupe {
+
+/// Options of a replica group.
+struct ReplicaGroupOptions {
+  std::chrono::milliseconds merge_timeout{std::chrono::seconds(60)};  ///< per merge_call round
+  std::chrono::milliseconds step_timeout{std::chrono::minutes(10)};   ///< per run() call
+};
+
+/// N replica actors plus a barrier.
+class ReplicaGroup {
+ public:
+  ReplicaGroup(caf::actor_system& system, int replicas, ReplicaGroupOptions options = {});
+  ~ReplicaGroup();
+  ReplicaGroup(const ReplicaGroup&) = delete;
+  ReplicaGroup& operator=(const ReplicaGroup&) = delete;
+
+  int size() const { return int(replicas_.size()); }
+  /// Runs `task` on every replica (replica r gets args[r]); returns outputs by replica.
+  std::vector<std::vector<Tensor>> run(ReplicaTask task, std::vector<std::vector<Tensor>> args);
+
+ private:
+  caf::actor_system& system_;
+  ReplicaGroupOptions options_;
+  std::shared_ptr<ReplicaGroupShared> shared_;
+  caf::actor barrier_;
+  std::vector<caf::actor> replicas_;
+  uint64_t step_ = 0;
+};
+
+}  // namespace troupe

@@ -1,0 +1,109 @@
+#pragma once
+// tf.distribute.Strategy in C++ (spec strategy-and-input.md §1-2.6). A Strategy owns one replica
+// actor per device (coordinator/replica_group) and a cross-device op; its extended() half holds
+// the lower-level reduce_to / batch_reduce_to / update (StrategyExtended).
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "coordinator/cross_device_ops.hpp"
+#include "coordinator/distributed_variable.hpp"
+#include "coordinator/replica_context.hpp"
+#include "coordinator/strategy_extended.hpp"
+#include "coordinator/value_arg.hpp"
+#include "coordinator/variable_options.hpp"
+
+namespace caf {
+class actor_system;
+}
+
+namespace troupe {
+
+class ReplicaGroup;
+
+/// A step function: this replica's context and arguments -> its outputs.
+using StepFn = std::function<std::vector<Tensor>(ReplicaContext&, const std::vector<Tensor>&)>;
+
+/// Timeouts of a strategy's replica group.
+struct StrategyOptions {
+  std::chrono::milliseconds merge_timeout{std::chrono::seconds(60)};
+  std::chrono::milliseconds step_timeout{std::chrono::minutes(10)};
+};
+
+/// Base of every strategy: scope, run, reduce, variables.
+class Strategy {
+ public:
+  virtual ~Strategy();
+  Strategy(const Strategy&) = delete;
+  Strategy& operator=(const Strategy&) = delete;
+
+  /// "MirroredStrategy", "OneDeviceStrategy", "DefaultStrategy".
+  const std::string& name() const { return name_; }
+  int num_replicas_in_sync() const { return int(extended_.worker_devices().size()); }
+  StrategyExtended& extended() { return extended_; }
+  const StrategyExtended& extended() const { return extended_; }
+  std::shared_ptr<const KernelRegistry> kernels() const { return kernels_; }
+
+  /// RAII scope: the calling thread is in this strategy's cross-replica context until the
+  /// Scope is destroyed. Re-entrant; entering another strategy's scope inside is an error.
+  class Scope {
+   public:
+    explicit Scope(Strategy& strategy);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    bool reentered_ = false;
+  };
+  Scope scope() { return Scope(*this); }
+
+  /// Runs `fn` once per replica in replica context; replica r gets args[i].for_replica(r).
+  /// Returns one PerReplica per output of fn.
+  std::vector<PerReplica> run(const StepFn& fn, const std::vector<ValueArg>& args = {});
+  /// Convenience for step functions returning one tensor.
+  PerReplica run_one(const std::function<Tensor(ReplicaContext&, const std::vector<Tensor>&)>& fn,
+                     const std::vector<ValueArg>& args = {});
+
+  /// Reduces across replicas to one host tensor (spec §2.4): axis = nullopt reduces element-wise;
+  /// with an axis, MEAN is the true global mean (sum of numerators / sum of denominators).
+  Tensor reduce(ReduceOp op, const ValueArg& value, std::optional<int> axis = std::nullopt);
+  Tensor reduce(std::string_view op, const ValueArg& value, std::optional<int> axis = std::nullopt);
+  /// The components of `value` in replica order; a plain tensor gives one element.
+  std::vector<Tensor> experimental_local_results(const ValueArg& value) const;
+
+  /// Creates a distributed variable (one component per replica, named `name`,
+  /// `name/replica_<i>`). Must be called inside scope() or a replica function; in a replica
+  /// function every replica gets the same variable (creation is idempotent per name).
+  DistributedVariable create_variable(const std::string& name, const Tensor& initial,
+                                      VariableOptions options = {});
+
+ protected:
+  /// `system` may be null only for a single device: then steps run inline, without actors.
+  Strategy(std::string name, caf::actor_system* system, std::vector<std::string> devices,
+           std::unique_ptr<CrossDeviceOps> cross_device_ops,
+           std::shared_ptr<const KernelRegistry> kernels, StrategyOptions options);
+
+ private:
+  std::vector<std::vector<Tensor>> run_tasks(const StepFn& fn, const std::vector<ValueArg>& args);
+
+  std::string name_;
+  std::shared_ptr<const KernelRegistry> kernels_;
+  StrategyExtended extended_;
+  std::unique_ptr<ReplicaGroup> group_;
+  std::mutex variables_mutex_;
+  std::vector<DistributedVariable> variables_;  // for idempotent creation in replica context
+  std::map<std::string, int> name_counts_;
+};
+
+/// A CPU kernel registry plus the CUDA kernels when troupe_cuda is linked and a GPU exists.
+std::shared_ptr<const KernelRegistry> default_kernels();
+
+}  // namespace troupe

@@ -1,0 +1,14 @@
+#pragma once
+// dst += src over host memory, as a plain function pointer: the ReduceFn that the collective
+// state machines of core/collective take (they cannot see the registry, which is a layer above).
+
+#include <cstdint>
+
+#include "core/dtype.hpp"
+
+namespace troupe {
+
+/// dst[i] += src[i] for i < count elements of `dtype` (host memory; vectorised loop).
+void host_accumulate(void* dst, const void* src, DType dtype, int64_t count);
+
+}  // namespace troupe

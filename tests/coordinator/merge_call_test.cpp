@@ -1,0 +1,148 @@
+// merge_call through replica actors and the barrier actor (spec mirrored.md §2.9, §2.14, §3.2).
+#include <atomic>
+#include <thread>
+
+#include "tests/coordinator/fixture.hpp"
+
+using namespace troupe;
+using namespace troupe::testing;
+
+class MergeCall : public StrategyTest {};
+
+TEST_F(MergeCall, TwoCallsPerReplicaRunTheMergeFunctionTwice) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  std::atomic<int> merges{0};
+  auto out = s.run_one([&](ReplicaContext& c, const std::vector<Tensor>&) {
+    float total = 0;
+    for (int call = 0; call < 2; ++call) {
+      auto r = c.merge_call(
+          [&](Strategy& st, const std::vector<PerReplica>& args) {
+            ++merges;
+            EXPECT_EQ(args.at(0).size(), 2u);
+            return std::vector<DistributedValues>{
+                st.extended().reduce_to(ReduceOp::sum, args[0], args[0])};
+          },
+          {scalar(float(c.replica_id_in_sync_group() + 1))});
+      total += value_of(r.at(0));
+    }
+    return scalar(total);
+  });
+  EXPECT_EQ(merges.load(), 2);
+  EXPECT_EQ(value_of(out.at(0)), 6.0f);  // (1+2) twice
+  EXPECT_EQ(value_of(out.at(1)), 6.0f);
+}
+
+TEST_F(MergeCall, MergeFunctionRunsInCrossReplicaContext) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto scope = s.scope();
+  auto v = s.create_variable("v", scalar(0));
+  s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+    c.merge_call([&](Strategy& st, const std::vector<PerReplica>&) {
+      EXPECT_EQ(get_replica_context(), nullptr);
+      EXPECT_EQ(current_strategy(), &st);
+      v.assign(scalar(7));  // cross-replica write: every component
+      return std::vector<DistributedValues>{};
+    });
+    return std::vector<Tensor>{};
+  });
+  for (auto& comp : v.components()) EXPECT_EQ(value_of(comp.read()), 7.0f);
+}
+
+TEST_F(MergeCall, UnequalNumbersOfMergeCallsEndInANamedError) {
+  MirroredStrategy s(runtime.system(), cpus(2), with_timeouts(std::chrono::seconds(30)));
+  auto noop = [](Strategy&, const std::vector<PerReplica>&) { return std::vector<DistributedValues>{}; };
+  expect_error(
+      [&] {
+        s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+          c.merge_call(noop, {}, "first");
+          if (c.replica_id_in_sync_group() == 1) c.merge_call(noop, {}, "second");
+          return std::vector<Tensor>{};
+        });
+      },
+      {"different numbers of merge_call calls", "replica 0 finished step", "after 1 merge_call(s)",
+       "merge_call 1 (tag 'second')"});
+  // The group is usable again afterwards.
+  auto ok = s.run_one([](ReplicaContext& c, const std::vector<Tensor>&) {
+    return c.all_reduce(ReduceOp::sum, scalar(1));
+  });
+  EXPECT_EQ(value_of(ok.at(1)), 2.0f);
+}
+
+TEST_F(MergeCall, TagMismatchNamesReplicasStepCallAndTags) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto noop = [](Strategy&, const std::vector<PerReplica>&) { return std::vector<DistributedValues>{}; };
+  expect_error(
+      [&] {
+        s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+          c.merge_call(noop, {}, c.replica_id_in_sync_group() == 0 ? "grads" : "metrics");
+          return std::vector<Tensor>{};
+        });
+      },
+      {"merge_call mismatch at step", "(tag 'grads')", "(tag 'metrics')"});
+}
+
+TEST_F(MergeCall, ThrowingReplicaFailsTheRunAndReleasesItsPeers) {
+  MirroredStrategy s(runtime.system(), cpus(3), with_timeouts(std::chrono::seconds(30)));
+  expect_error(
+      [&] {
+        s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+          if (c.replica_id_in_sync_group() == 2) throw invalid_argument("bad batch on replica 2");
+          c.all_reduce(ReduceOp::sum, scalar(1));
+          return std::vector<Tensor>{};
+        });
+      },
+      {"bad batch on replica 2", "replica(s) [2"});
+}
+
+TEST_F(MergeCall, ReplicaThatNeverArrivesTimesOutWithItsName) {
+  MirroredStrategy s(runtime.system(), cpus(2), with_timeouts(std::chrono::milliseconds(200)));
+  expect_error(
+      [&] {
+        s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+          // Replica 1 is a slow peer: it arrives long after the barrier's timeout.
+          if (c.replica_id_in_sync_group() == 1)
+            std::this_thread::sleep_for(std::chrono::milliseconds(800));
+          c.all_reduce(ReduceOp::sum, scalar(1));
+          return std::vector<Tensor>{};
+        });
+      },
+      {"timed out after", "replica(s) [1] did not arrive (arrived: [0])"});
+}
+
+TEST_F(MergeCall, MergeFunctionErrorReachesTheCaller) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  expect_error(
+      [&] {
+        s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+          c.merge_call([](Strategy&, const std::vector<PerReplica>&) -> std::vector<DistributedValues> {
+            throw invalid_argument("merge saw a NaN");
+          });
+          return std::vector<Tensor>{};
+        });
+      },
+      {"merge function failed at step", "merge saw a NaN"});
+}
+
+TEST_F(MergeCall, DifferentArgumentCountsAreNamed) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto noop = [](Strategy&, const std::vector<PerReplica>&) { return std::vector<DistributedValues>{}; };
+  expect_error(
+      [&] {
+        s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+          std::vector<Tensor> args(size_t(c.replica_id_in_sync_group() + 1), scalar(1));
+          c.merge_call(noop, args, "t");
+          return std::vector<Tensor>{};
+        });
+      },
+      {"replica 0 passed 1 argument(s), replica 1 passed 2"});
+}
+
+TEST_F(MergeCall, ManyStepsInARow) {
+  MirroredStrategy s(runtime.system(), cpus(4));
+  for (int step = 0; step < 200; ++step) {
+    auto out = s.run_one([&](ReplicaContext& c, const std::vector<Tensor>&) {
+      return c.all_reduce(ReduceOp::mean, scalar(float(c.replica_id_in_sync_group() + step)));
+    });
+    ASSERT_FLOAT_EQ(value_of(out.at(3)), 1.5f + float(step));
+  }
+}
