@@ -122,3 +122,42 @@ TEST_F(Elementwise, UnsupportedDtypeNamesTheMissingKernel) {
 
 }  // namespace
 }  // namespace troupe
+
+#include "kernels/host_accumulate.hpp"
+
+namespace troupe {
+namespace {
+
+class Subtract : public testing::KernelTest {};
+
+TEST_F(Subtract, SubEveryDtypeAndInPlace) {
+  for (DType dt : {DType::float32, DType::float64, DType::int32, DType::int64}) {
+    Tensor a = Tensor::random_uniform({101}, 1, -50, 50, dt);
+    Tensor b = Tensor::random_uniform({101}, 2, -50, 50, dt);
+    Tensor out(dt, {101});
+    ops.sub(a, b, out);
+    auto va = testing::as_doubles(a), vb = testing::as_doubles(b), vo = testing::as_doubles(out);
+    for (size_t i = 0; i < vo.size(); ++i)
+      EXPECT_NEAR(vo[i], va[i] - vb[i], 1e-5 * (1 + std::abs(va[i]))) << dtype_name(dt);
+    ops.sub(a, a, a);
+    EXPECT_EQ(testing::as_doubles(a), std::vector<double>(101, 0.0));
+  }
+  Tensor x(DType::float32, {2}), y(DType::float32, {3});
+  EXPECT_TROUPE_ERROR(ops.sub(x, y, x), Code::invalid_argument,
+                      "sub: a float32[2] and b float32[3] must have the same dtype and shape");
+}
+
+TEST(HostAccumulate, AddsSourceIntoDestinationForEveryDtype) {
+  std::vector<double> d = {1, 2, 3}, s = {0.5, 0.25, -3};
+  host_accumulate(d.data(), s.data(), DType::float64, 3);
+  EXPECT_EQ(d, (std::vector<double>{1.5, 2.25, 0}));
+  std::vector<int32_t> di = {1, 2}, si = {-1, 40};
+  host_accumulate(di.data(), si.data(), DType::int32, 2);
+  EXPECT_EQ(di, (std::vector<int32_t>{0, 42}));
+  std::vector<float> df = {1}, sf = {2};
+  host_accumulate(df.data(), sf.data(), DType::float32, 0);  // count 0 touches nothing
+  EXPECT_EQ(df[0], 1.0f);
+}
+
+}  // namespace
+}  // namespace troupe

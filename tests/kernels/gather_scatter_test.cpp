@@ -96,3 +96,38 @@ TEST_F(GatherScatter, ShapeAndDtypeErrors) {
 
 }  // namespace
 }  // namespace troupe
+
+namespace troupe {
+namespace {
+
+class ScatterFamily : public testing::KernelTest {};
+
+TEST_F(ScatterFamily, SubAndUpdateWithDuplicatesInIndexOrder) {
+  Tensor idx = Tensor::from_vector<int32_t>({3}, {2, 0, 2});
+  Tensor updates = Tensor::from_vector<int64_t>({3, 2}, {1, 2, 10, 20, 100, 200});
+  Tensor target = Tensor::from_vector<int64_t>({3, 2}, {5, 5, 5, 5, 5, 5});
+  ops.scatter_sub_rows(idx, updates, target);
+  EXPECT_EQ(target.to_vector<int64_t>(), (std::vector<int64_t>{-5, -15, 5, 5, -96, -197}));
+  ops.scatter_update_rows(idx, updates, target);
+  // Row 2 is written twice: the later update (position 2) wins.
+  EXPECT_EQ(target.to_vector<int64_t>(), (std::vector<int64_t>{10, 20, 5, 5, 100, 200}));
+  Tensor ints = Tensor::from_vector<int32_t>({3}, {1, 1, 1});
+  Tensor ones = Tensor::from_vector<int32_t>({2}, {4, 5});
+  Tensor one_idx = Tensor::from_vector<int64_t>({2}, {0, 2});
+  ops.scatter_add_rows(one_idx, ones, ints);  // int32 scatter_add
+  EXPECT_EQ(ints.to_vector<int32_t>(), (std::vector<int32_t>{5, 1, 6}));
+}
+
+TEST_F(ScatterFamily, ErrorsNameTheOp) {
+  Tensor target(DType::float32, {2, 2});
+  Tensor idx = Tensor::from_vector<int32_t>({1}, {2});
+  Tensor upd(DType::float32, {1, 2});
+  EXPECT_TROUPE_ERROR(ops.scatter_update_rows(idx, upd, target), Code::out_of_range,
+                      "scatter_update_rows: index 2 at position 0 is outside [0, 2)");
+  Tensor bad(DType::float32, {1, 3});
+  EXPECT_TROUPE_ERROR(ops.scatter_sub_rows(idx, bad, target), Code::invalid_argument,
+                      "scatter_sub_rows: updates float32[1, 3] must have shape [1, 2]");
+}
+
+}  // namespace
+}  // namespace troupe

@@ -1,0 +1,50 @@
+#include "kernels/cuda/device_memory.hpp"
+
+#include "kernels/cuda/cuda_check.hpp"
+
+namespace troupe {
+
+int gpu_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error so later calls start clean
+    return 0;
+  }
+  return count;
+}
+
+Tensor allocate_gpu_tensor(DType dtype, Shape shape, int device) {
+  const size_t bytes = size_t(shape.num_elements()) * dtype_size(dtype);
+  cuda::check(cudaSetDevice(device), "cudaSetDevice");
+  void* p = nullptr;
+  // cudaMalloc(0) may return null; allocate one byte so every GPU tensor has a real address.
+  cuda::check(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc");
+  auto buffer = std::make_shared<Buffer>(p, bytes, MemoryKind::gpu, device,
+                                         [](void* q) { cudaFree(q); });
+  return Tensor(dtype, std::move(shape), std::move(buffer));
+}
+
+Tensor copy_to_gpu(const Tensor& host, int device) {
+  if (host.memory() != MemoryKind::host)
+    throw invalid_argument("copy_to_gpu: " + host.description() + " is already on a GPU");
+  Tensor gpu = allocate_gpu_tensor(host.dtype(), host.shape(), device);
+  if (host.byte_size())
+    cuda::check(cudaMemcpy(gpu.raw_data(), host.raw_data(), host.byte_size(),
+                           cudaMemcpyHostToDevice),
+                "cudaMemcpy host to device");
+  return gpu;
+}
+
+Tensor copy_to_host(const Tensor& gpu) {
+  if (gpu.memory() != MemoryKind::gpu)
+    throw invalid_argument("copy_to_host: " + gpu.description() + " is not on a GPU");
+  Tensor host(gpu.dtype(), gpu.shape());
+  cuda::check(cudaSetDevice(gpu.buffer()->device_index()), "cudaSetDevice");
+  if (gpu.byte_size())
+    cuda::check(cudaMemcpy(host.raw_data(), gpu.raw_data(), gpu.byte_size(),
+                           cudaMemcpyDeviceToHost),
+                "cudaMemcpy device to host");
+  return host;
+}
+
+}  // namespace troupe

@@ -1,0 +1,28 @@
+#pragma once
+// A CUDA stream plus the cuBLAS handle bound to it: what one GPU replica needs to run kernels.
+
+#include "kernels/kernel_args.hpp"
+
+namespace troupe {
+
+/// Owns a non-blocking cudaStream_t and a cublasHandle_t on GPU `device`.
+class GpuStream {
+ public:
+  explicit GpuStream(int device = 0);
+  ~GpuStream();
+  GpuStream(const GpuStream&) = delete;
+  GpuStream& operator=(const GpuStream&) = delete;
+
+  /// The handles as Ops wants them: Ops ops(registry, stream.context()).
+  DeviceContext context() const { return {stream_, blas_}; }
+  int device() const { return device_; }
+  /// Blocks until all work queued on the stream has finished; throws on a kernel error.
+  void synchronize() const;
+
+ private:
+  int device_;
+  void* stream_ = nullptr;
+  void* blas_ = nullptr;
+};
+
+}  // namespace troupe
