@@ -8,6 +8,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "bench/command_line.hpp"
+#include "bench/net/bulk_channel.hpp"
 #include "bench/net/shared_secret.hpp"
 #include "bench/net/wire_client.hpp"
 #include "cli/commands.hpp"
@@ -41,7 +42,7 @@ int64_t first_mismatch(const Tensor& sent, const Tensor& back) {
 
 int run_echo_command(const std::vector<std::string>& args) {
   po::options_description options("troupe echo options");
-  std::string secret_file, bytes_text, chunk_text;
+  std::string secret_file, bytes_text, chunk_text, path;
   WireClientOptions client;
   int64_t timeout_ms = 30000;
   uint32_t seed = 1;
@@ -53,6 +54,7 @@ int run_echo_command(const std::vector<std::string>& args) {
       ("window", po::value(&client.window)->default_value(2), "chunk requests in flight")
       ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")
       ("seed", po::value(&seed)->default_value(1), "pattern seed")
+      ("path", po::value(&path)->default_value("middleman"), "middleman | bulk")
       ("secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)");
   po::variables_map vm;
   if (!parse_command_line("troupe echo --port N [options]", args, options, vm)) return 0;
@@ -60,6 +62,8 @@ int run_echo_command(const std::vector<std::string>& args) {
   if (bytes % 4 != 0) throw po::error("--bytes: " + bytes_text + " is not a multiple of 4");
   client.chunk_bytes = parse_byte_size("chunk-bytes", chunk_text);
   client.timeout = std::chrono::milliseconds(timeout_ms);
+  if (path != "middleman" && path != "bulk")
+    throw po::error("--path: '" + path + "' is neither 'middleman' nor 'bulk'");
   client.secret = load_shared_secret(secret_file);
 
   caf::actor_system_config cfg;
@@ -70,7 +74,14 @@ int run_echo_command(const std::vector<std::string>& args) {
   std::fflush(stdout);
   Tensor sent = pattern_tensor(bytes, seed);
   auto start = std::chrono::steady_clock::now();
-  Tensor back = echo_tensor(sys, service, sent, client);
+  Tensor back;
+  if (path == "bulk") {
+    BulkClient bulk(client.host, request_bulk_port(sys, service, client), client.secret,
+                    int(timeout_ms));
+    back = bulk.echo(sent);
+  } else {
+    back = echo_tensor(sys, service, sent, client);
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int64_t bad = first_mismatch(sent, back);
   if (bad >= 0) {
@@ -78,7 +89,7 @@ int run_echo_command(const std::vector<std::string>& args) {
               << " (sent " << sent.description() << ", got " << back.description() << ")\n";
     return 1;
   }
-  std::printf("ECHO OK bytes=%zu seconds=%.3f\n", bytes, seconds);
+  std::printf("ECHO OK path=%s bytes=%zu seconds=%.3f\n", path.c_str(), bytes, seconds);
   return 0;
 }
 

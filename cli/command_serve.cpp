@@ -8,6 +8,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "bench/command_line.hpp"
+#include "bench/net/bulk_channel.hpp"
 #include "bench/net/gatekeeper.hpp"
 #include "bench/net/shared_secret.hpp"
 #include "bench/net/tensor_service.hpp"
@@ -41,7 +42,8 @@ int run_serve_command(const std::vector<std::string>& args) {
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system sys{cfg};
-  auto service = spawn_tensor_service(sys);
+  BulkListener bulk(secret);  // tensor bytes beside CAF; same secret, loopback, port 0
+  auto service = spawn_tensor_service(sys, bulk.port());
   auto gate = spawn_gatekeeper(sys, secret, service);
   auto published = sys.middleman().publish(gate, port, bind.c_str());
   if (!published) {

@@ -13,34 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "bench/net/socket_io.hpp"
 #include "core/status.hpp"
 
 namespace troupe {
 namespace {
 
-bool write_all(int fd, const void* data, size_t size) {
-  auto p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= size_t(n);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, size_t size) {
-  auto p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::recv(fd, p, size, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= size_t(n);
-  }
-  return true;
-}
+using net::read_all;
+using net::write_all;
 
 // Child: accept one connection, read length-prefixed messages into a reused buffer, ack each.
 [[noreturn]] void run_receiver(int listener) {

@@ -7,8 +7,8 @@
 
 namespace troupe {
 
-caf::actor spawn_tensor_service(caf::actor_system& sys) {
-  return sys.spawn([]() -> caf::behavior {
+caf::actor spawn_tensor_service(caf::actor_system& sys, uint16_t bulk_port) {
+  return sys.spawn([bulk_port]() -> caf::behavior {
     return {
         // The reply shares the received buffer; it is serialized once more on the way back.
         [](echo_atom, const tensor_chunk_msg& chunk) { return chunk; },
@@ -16,6 +16,8 @@ caf::actor spawn_tensor_service(caf::actor_system& sys) {
           return uint64_t(chunk.values.defined() ? chunk.values.byte_size() : 0);
         },
         [](ping_atom) { return ping_atom::value; },
+        // Only authenticated clients hold this handle, so only they learn the bulk port.
+        [bulk_port](bulk_atom) { return bulk_port; },
     };
   });
 }

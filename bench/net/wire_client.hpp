@@ -36,4 +36,8 @@ Tensor echo_tensor(caf::actor_system& sys, const caf::actor& service, const Tens
 uint64_t sink_tensor(caf::actor_system& sys, const caf::actor& service, const Tensor& t,
                      const WireClientOptions& options);
 
+/// Asks the service for its bulk-data channel port; throws unavailable when it has none.
+uint16_t request_bulk_port(caf::actor_system& sys, const caf::actor& service,
+                           const WireClientOptions& options);
+
 }  // namespace troupe

@@ -61,3 +61,9 @@ TEST(Cli, BenchHelpListsWire) {
   EXPECT_EQ(p.wait(60s), 0);
   EXPECT_TRUE(contains(p.out(), "wire")) << p.out();
 }
+
+TEST(Cli, UnknownEchoPathExits2NamingIt) {
+  ChildProcess p({"echo", "--port", "1", "--path", "carrier-pigeon"}, {"TROUPE_SECRET=x"});
+  EXPECT_EQ(p.wait(60s), 2);
+  EXPECT_TRUE(contains(p.err(), "--path: 'carrier-pigeon' is neither")) << p.err();
+}

@@ -39,7 +39,22 @@ TEST(NodeProcess, Echo64MiBTensorBothWaysEveryByteChecked) {
   auto code = client.wait(240s);
   ASSERT_TRUE(code) << "client did not finish";
   EXPECT_EQ(*code, 0) << client.err();
-  EXPECT_TRUE(contains(client.out(), "ECHO OK bytes=67108864")) << client.out();
+  EXPECT_TRUE(contains(client.out(), "ECHO OK path=middleman bytes=67108864")) << client.out();
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(30s), 0) << server.err();
+}
+
+TEST(NodeProcess, Echo64MiBOverAuthenticatedBulkChannel) {
+  auto secret = write_secret("bulk", "bulk secret");
+  ChildProcess server({"serve", "--secret-file", secret});
+  int port = start_server(server);
+  ASSERT_GT(port, 0) << server.err();
+  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "64MiB", "--path",
+                       "bulk", "--secret-file", secret, "--timeout-ms", "60000"});
+  auto code = client.wait(240s);
+  ASSERT_TRUE(code) << "client did not finish";
+  EXPECT_EQ(*code, 0) << client.err();
+  EXPECT_TRUE(contains(client.out(), "ECHO OK path=bulk bytes=67108864")) << client.out();
   server.signal(SIGTERM);
   EXPECT_EQ(server.wait(30s), 0) << server.err();
 }
@@ -52,7 +67,7 @@ TEST(NodeProcess, SecretFromEnvironmentWorks) {
                        "--chunk-bytes", "64K"},
                       {"TROUPE_SECRET=env-secret"});
   EXPECT_EQ(client.wait(120s), 0) << client.err();
-  EXPECT_TRUE(contains(client.out(), "ECHO OK bytes=1048576"));
+  EXPECT_TRUE(contains(client.out(), "ECHO OK path=middleman bytes=1048576"));
 }
 
 TEST(NodeProcess, WrongSecretIsRefusedWithClearErrorsOnBothSides) {
