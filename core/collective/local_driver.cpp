@@ -23,6 +23,7 @@ std::vector<Tensor> run_locally(std::vector<std::unique_ptr<CollectiveAlgorithm>
     }
   };
   std::vector<size_t> not_started;
+  std::vector<bool> started(n, false);
   for (size_t r = 0; r < n; ++r) not_started.push_back(r);
   Philox random(options.seed);
   uint64_t draw = 0;
@@ -31,6 +32,7 @@ std::vector<Tensor> run_locally(std::vector<std::unique_ptr<CollectiveAlgorithm>
   if (!options.random_order) {
     for (size_t r = 0; r < n; ++r) post(peers[r]->start(inputs[r]));
     not_started.clear();
+    started.assign(n, true);
   }
   while (!pending.empty() || !not_started.empty()) {
     // In random mode a not-yet-started rank competes with the pending messages for the next turn.
@@ -40,6 +42,7 @@ std::vector<Tensor> run_locally(std::vector<std::unique_ptr<CollectiveAlgorithm>
       size_t which = choice - pending.size();
       size_t r = not_started[which];
       not_started.erase(not_started.begin() + long(which));
+      started[r] = true;
       post(peers[r]->start(inputs[r]));
       continue;
     }
@@ -47,6 +50,7 @@ std::vector<Tensor> run_locally(std::vector<std::unique_ptr<CollectiveAlgorithm>
     pending.erase(pending.begin() + long(choice));
     ++local.messages;
     local.payload_bytes += int64_t(m.payload.byte_size());
+    if (!started[size_t(m.to)]) ++local.early_messages;
     post(peers[size_t(m.to)]->on_message(m));
   }
   std::string unfinished;

@@ -143,6 +143,29 @@ TEST(AllReduce, RingChunksPipelineAndMessageCount) {
   EXPECT_EQ(stats.payload_bytes, 120 * 8);
 }
 
+TEST(AllReduce, RandomDriverDeliversBeforeStartAndStillAgrees) {
+  // The random driver must really exercise early messages, or the interleaving tests prove little.
+  int64_t early = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    for (auto kind : {CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::reduction_to_one_device,
+                      CrossDeviceOpKind::hierarchical_copy}) {
+      auto peers = make_peers(kind, 4, DType::int64, 33, 16);
+      std::vector<Tensor> inputs;
+      for (int r = 0; r < 4; ++r) inputs.push_back(closed_form_tensor(DType::int64, r, 33));
+      LocalDriverStats stats;
+      auto results = run_locally(peers, inputs, {true, seed}, &stats);
+      early += stats.early_messages;
+      for (int64_t i = 0; i < 33; ++i) ASSERT_EQ(element(results[3], i), closed_form_sum(4, i));
+    }
+  }
+  EXPECT_GT(early, 0);
+}
+
+TEST(AllReduce, DriverRejectsInputCountMismatch) {
+  auto peers = make_peers(CrossDeviceOpKind::collective_all_reduce, 2, DType::float32, 4, 16);
+  EXPECT_THROW(run_locally(peers, {closed_form_tensor(DType::float32, 0, 4)}), Error);
+}
+
 TEST(AllReduce, RingFirstMessagesAreViewsNotCopies) {
   auto peers = make_peers(CrossDeviceOpKind::collective_all_reduce, 2, DType::float32, 8, 16);
   auto out = peers[0]->start(closed_form_tensor(DType::float32, 0, 8));
