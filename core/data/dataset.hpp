@@ -131,7 +131,7 @@ class Dataset {
   AutoShardPolicy policy_;
 };
 
-/// A running pipeline.
+/// A running pipeline. Not thread-safe: one owner (an actor) pulls from it.
 class Iterator {
  public:
   explicit Iterator(NodePtr node);

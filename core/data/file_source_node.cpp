@@ -5,7 +5,7 @@ namespace {
 
 class FileSourceIterator : public IteratorBase {
  public:
-  explicit FileSourceIterator(const FileSourceNode* node) : node_(node) {}
+  explicit FileSourceIterator(std::shared_ptr<const FileSourceNode> node) : node_(std::move(node)) {}
   std::optional<Element> next() override {
     const auto& files = *node_->files();
     while (file_ < files.size()) {
@@ -37,8 +37,7 @@ class FileSourceIterator : public IteratorBase {
   }
 
  private:
-  // Nodes outlive their iterators: Iterator holds the NodePtr of the root, which owns the rest.
-  const FileSourceNode* node_;
+  std::shared_ptr<const FileSourceNode> node_;
   size_t file_ = 0;
   std::unique_ptr<FileCursor> cursor_;
 };
@@ -46,7 +45,7 @@ class FileSourceIterator : public IteratorBase {
 }  // namespace
 
 std::unique_ptr<IteratorBase> FileSourceNode::make_iterator(const IteratorContext&) const {
-  return std::make_unique<FileSourceIterator>(this);
+  return std::make_unique<FileSourceIterator>(shared_from_this());
 }
 
 }  // namespace troupe::data

@@ -21,8 +21,10 @@ class FileCursor {
   virtual void seek(uint64_t offset) = 0;
 };
 
-/// A source node over files; subclasses open a cursor per file.
-class FileSourceNode : public DatasetNode {
+/// A source node over files; subclasses open a cursor per file. Must be owned by a shared_ptr:
+/// its iterators keep it alive (cursors refer to its options).
+class FileSourceNode : public DatasetNode,
+                       public std::enable_shared_from_this<FileSourceNode> {
  public:
   FileSourceNode(std::string name, std::vector<std::string> files, ElementSpec spec)
       : name_(std::move(name)), files_(std::move(files)), spec_(std::move(spec)) {}

@@ -136,3 +136,17 @@ TEST(CsvDataset, BadValueNamesFileLineAndColumn) {
   EXPECT_ERROR_CONTAINS(drain(csv_dataset({missing}, {{DType::int64}})),
                         "CSV file '" + missing + "': cannot open");
 }
+
+TEST(TFRecordDataset, MalformedExampleNamesRecordAndFile) {
+  auto path = temp_path("mal.tfrecord");
+  {
+    TFRecordWriter w(path);
+    w.write(encode_example(examples(1)[0]));
+    w.write(std::string("\x0a\x05\x0a", 3));  // Features claims 5 bytes, 1 follows
+    w.close();
+  }
+  EXPECT_ERROR_CONTAINS(count_all(tfrecord_dataset({path}, kSpec)),
+                        "record 1 (byte offset ");
+  EXPECT_ERROR_CONTAINS(count_all(tfrecord_dataset({path}, kSpec)),
+                        "of TFRecord file '" + path + "': malformed tf.train.Example: length 5 past the end");
+}

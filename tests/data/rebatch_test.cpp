@@ -148,3 +148,26 @@ TEST(RebatchForWorker, T10_WalkthroughSevenAcrossTwoWorkers) {
   EXPECT_EQ(w0[0].size() + w0[1].size() + w1[0].size() + w1[1].size(), 7u);
   EXPECT_EQ(w0[2].size() + w0[3].size() + w1[2].size() + w1[3].size(), 7u);
 }
+
+TEST(RebatchForWorker, NoWorkersIsAnError) {
+  EXPECT_ERROR_CONTAINS(rebatch_for_worker(Dataset::range(0, 8).batch(4), 0, 2, 0),
+                        "should have at least one worker");
+}
+
+TEST(RebatchForWorker, UnknownBatchSizeFallsBackToLegacyRebatch) {
+  auto ds = Dataset::range(0, 6).batch(3).map([](const Element& e) { return e; });
+  auto clone = rebatch_for_worker(ds, 1, 2, 0);
+  EXPECT_EQ(clone.node()->inputs()[0]->name(), "legacy_rebatch");
+  EXPECT_EQ(drain(clone), (std::vector<Sizes>{{0, 1}, {2}, {3, 4}, {5}}));
+}
+
+TEST(RebatchDataset, ComponentsWithDifferentBatchSizesAreRejectedAtRunTime) {
+  auto ds = Dataset::from_generator(
+      [](int64_t i) -> std::optional<Element> {
+        if (i > 0) return std::nullopt;
+        return Element{Tensor::zeros(DType::int64, {4}), Tensor::zeros(DType::int64, {3})};
+      },
+      {{DType::int64, {kUnknownDim}}, {DType::int64, {kUnknownDim}}});
+  EXPECT_ERROR_CONTAINS(drain(ds.rebatch({2})),
+                        "rebatch: input components have different batch sizes (4 and 3)");
+}
