@@ -24,26 +24,41 @@ Tensor allocate_gpu_tensor(DType dtype, Shape shape, int device) {
   return Tensor(dtype, std::move(shape), std::move(buffer));
 }
 
-Tensor copy_to_gpu(const Tensor& host, int device) {
+namespace {
+// Copies on `stream` and waits for it; without a stream, waits for the whole device around the
+// copy so that it is ordered after (and completes before) work on any non-blocking stream.
+void copy_and_wait(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, void* stream,
+                   const char* what) {
+  if (stream != nullptr) {
+    cudaStream_t s = cuda::stream_of(stream);
+    cuda::check(cudaMemcpyAsync(dst, src, bytes, kind, s), what);
+    cuda::check(cudaStreamSynchronize(s), what);
+  } else {
+    cuda::check(cudaDeviceSynchronize(), what);
+    cuda::check(cudaMemcpy(dst, src, bytes, kind), what);
+    cuda::check(cudaDeviceSynchronize(), what);
+  }
+}
+}  // namespace
+
+Tensor copy_to_gpu(const Tensor& host, int device, void* stream) {
   if (host.memory() != MemoryKind::host)
     throw invalid_argument("copy_to_gpu: " + host.description() + " is already on a GPU");
   Tensor gpu = allocate_gpu_tensor(host.dtype(), host.shape(), device);
   if (host.byte_size())
-    cuda::check(cudaMemcpy(gpu.raw_data(), host.raw_data(), host.byte_size(),
-                           cudaMemcpyHostToDevice),
-                "cudaMemcpy host to device");
+    copy_and_wait(gpu.raw_data(), host.raw_data(), host.byte_size(), cudaMemcpyHostToDevice,
+                  stream, "copy_to_gpu");
   return gpu;
 }
 
-Tensor copy_to_host(const Tensor& gpu) {
+Tensor copy_to_host(const Tensor& gpu, void* stream) {
   if (gpu.memory() != MemoryKind::gpu)
     throw invalid_argument("copy_to_host: " + gpu.description() + " is not on a GPU");
   Tensor host(gpu.dtype(), gpu.shape());
   cuda::check(cudaSetDevice(gpu.buffer()->device_index()), "cudaSetDevice");
   if (gpu.byte_size())
-    cuda::check(cudaMemcpy(host.raw_data(), gpu.raw_data(), gpu.byte_size(),
-                           cudaMemcpyDeviceToHost),
-                "cudaMemcpy device to host");
+    copy_and_wait(host.raw_data(), gpu.raw_data(), gpu.byte_size(), cudaMemcpyDeviceToHost,
+                  stream, "copy_to_host");
   return host;
 }
 

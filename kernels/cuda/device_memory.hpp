@@ -12,10 +12,13 @@ int gpu_device_count();
 /// An uninitialised tensor in the memory of GPU `device`; cudaFree'd with its last reference.
 Tensor allocate_gpu_tensor(DType dtype, Shape shape, int device = 0);
 
-/// A copy of host tensor `host` in the memory of GPU `device` (synchronous).
-Tensor copy_to_gpu(const Tensor& host, int device = 0);
+/// A copy of host tensor `host` in the memory of GPU `device`. With a `stream` (cudaStream_t) the
+/// copy is ordered on it; either way the call returns once the bytes are on the device.
+Tensor copy_to_gpu(const Tensor& host, int device = 0, void* stream = nullptr);
 
-/// A host copy of GPU tensor `gpu` (synchronous: waits for work queued before it).
-Tensor copy_to_host(const Tensor& gpu);
+/// A host copy of GPU tensor `gpu`. With a `stream` it waits for the work queued on that stream
+/// first; without one it waits for the whole device (replica streams are non-blocking, so the
+/// legacy default stream alone would not order after them).
+Tensor copy_to_host(const Tensor& gpu, void* stream = nullptr);
 
 }  // namespace troupe
