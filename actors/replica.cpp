@@ -2,7 +2,9 @@
 
 #include <caf/all.hpp>
 
+#include "messages/collective_messages.hpp"
 #include "messages/replica_messages.hpp"
+#include "messages/tensor_msg.hpp"
 
 namespace troupe {
 namespace {
@@ -10,9 +12,10 @@ namespace {
 /// merge_call as seen from inside the step function of one replica.
 class BarrierPort final : public MergePort {
  public:
-  BarrierPort(caf::blocking_actor* self, const caf::actor& barrier, ReplicaGroupShared& shared,
-              int replica, uint64_t step)
-      : self_(self), barrier_(barrier), shared_(shared), replica_(replica), step_(step) {}
+  BarrierPort(caf::blocking_actor* self, const caf::actor& barrier, const caf::actor& peer,
+              ReplicaGroupShared& shared, int replica, uint64_t step)
+      : self_(self), barrier_(barrier), peer_(peer), shared_(shared), replica_(replica),
+        step_(step) {}
 
   std::vector<Tensor> merge(const std::string& tag, std::vector<Tensor> args,
                             MergeRunner runner) override {
@@ -30,25 +33,46 @@ class BarrierPort final : public MergePort {
     return std::move(outcome->values);
   }
 
+  Tensor collective(int kind, int64_t chunk_bytes, int64_t tensor_index,
+                    const Tensor& input) override {
+    // Same (step, sequence) on every replica: the collectives of a step are issued in the same
+    // order everywhere (spec §5.4), so this is the shared instance key.
+    int64_t instance = int64_t(step_ << 20) + collectives_++;
+    collective_start_msg start{instance, kind, int32_t(shared_.size()), chunk_bytes, 0,
+                               tensor_index, input};
+    Tensor result;
+    std::string failure;
+    self_->request(peer_, shared_.merge_timeout, std::move(start))
+        .receive([&](tensor_msg& reply) { result = std::move(reply.tensor); },
+                 [&](caf::error& e) { failure = self_->system().render(e); });
+    if (!failure.empty())
+      throw aborted("replica " + std::to_string(replica_) + ": collective " +
+                    std::to_string(instance) + " at step " + std::to_string(step_) +
+                    " failed: " + failure);
+    return result;
+  }
+
   uint32_t merge_calls() const override { return calls_; }
   uint64_t step() const override { return step_; }
 
  private:
   caf::blocking_actor* self_;
   const caf::actor& barrier_;
+  const caf::actor& peer_;
   ReplicaGroupShared& shared_;
   int replica_;
   uint64_t step_;
   uint32_t calls_ = 0;
+  int64_t collectives_ = 0;
 };
 
 void replica(caf::blocking_actor* self, int id, std::shared_ptr<ReplicaGroupShared> shared,
-             caf::actor barrier) {
+             caf::actor barrier, caf::actor peer) {
   bool running = true;
   self->receive_while(running)(
       [&](run_step_msg& m) {
         auto reply_to = caf::actor_cast<caf::actor>(self->current_sender());
-        BarrierPort port(self, barrier, *shared, id, m.step);
+        BarrierPort port(self, barrier, peer, *shared, id, m.step);
         try {
           auto task = shared->task(m.task);
           auto outputs = task(id, port, m.args);
@@ -68,8 +92,10 @@ void replica(caf::blocking_actor* self, int id, std::shared_ptr<ReplicaGroupShar
 }  // namespace
 
 caf::actor spawn_replica(caf::actor_system& system, int id,
-                         std::shared_ptr<ReplicaGroupShared> shared, caf::actor barrier) {
-  return system.spawn<caf::detached>(replica, id, std::move(shared), std::move(barrier));
+                         std::shared_ptr<ReplicaGroupShared> shared, caf::actor barrier,
+                         caf::actor peer) {
+  return system.spawn<caf::detached>(replica, id, std::move(shared), std::move(barrier),
+                                     std::move(peer));
 }
 
 }  // namespace troupe

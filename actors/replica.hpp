@@ -12,8 +12,10 @@
 
 namespace troupe {
 
-/// Spawns replica `replica` of a group whose barrier is `barrier`.
+/// Spawns replica `replica` of a group whose barrier is `barrier` and whose collectives go
+/// through the collective peer actor `peer`.
 caf::actor spawn_replica(caf::actor_system& system, int replica,
-                         std::shared_ptr<ReplicaGroupShared> shared, caf::actor barrier);
+                         std::shared_ptr<ReplicaGroupShared> shared, caf::actor barrier,
+                         caf::actor peer);
 
 }  // namespace troupe

@@ -38,6 +38,11 @@ class MergePort {
   /// Blocks until every replica has arrived at the same (step, call, tag) and the merge ran.
   virtual std::vector<Tensor> merge(const std::string& tag, std::vector<Tensor> args,
                                     MergeRunner runner) = 0;
+  /// Runs one collective of kind `kind` (a CrossDeviceOpKind) with the other replicas through
+  /// this replica's collective peer actor; every replica must call collectives in the same
+  /// order. Returns the (summed) result.
+  virtual Tensor collective(int kind, int64_t chunk_bytes, int64_t tensor_index,
+                            const Tensor& input) = 0;
   /// Index of the next merge_call of this step (0-based).
   virtual uint32_t merge_calls() const = 0;
   /// Step id being run.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "coordinator/tensor_fusion.hpp"
 #include "coordinator/tensor_reductions.hpp"
 #include "core/collective/local_driver.hpp"
 #include "kernels/host_accumulate.hpp"
@@ -134,8 +135,29 @@ std::vector<Mirrored> AllReduceCrossDeviceOps::batch_reduce_implementation(
 
 std::vector<Mirrored> AllReduceCrossDeviceOps::all_reduce(
     ReduceOp op, const std::vector<DistributedValues>& values) {
+  const size_t n = values[0].size();
+  // Fuse each replica's list into packs, all-reduce pack by pack, cut the packs back.
+  std::vector<TensorFusion> fusions;
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<Tensor> mine;
+    for (auto& v : values) mine.push_back(v.at(r));
+    fusions.emplace_back(kind_, options_, mine);
+  }
+  const size_t packs = fusions[0].packs().size();
+  std::vector<std::vector<Tensor>> reduced(n);
+  for (size_t p = 0; p < packs; ++p) {
+    std::vector<Tensor> parts;
+    for (size_t r = 0; r < n; ++r) parts.push_back(fusions[r].packs()[p]);
+    auto result = all_reduce_one(op, PerReplica(parts, values[0].devices()), int64_t(p));
+    for (size_t r = 0; r < n; ++r) reduced[r].push_back(result.at(r));
+  }
+  std::vector<std::vector<Tensor>> by_value(values.size());
+  for (size_t r = 0; r < n; ++r) {
+    auto unpacked = fusions[r].unpack(reduced[r]);
+    for (size_t k = 0; k < values.size(); ++k) by_value[k].push_back(unpacked[k]);
+  }
   std::vector<Mirrored> out;
-  for (size_t i = 0; i < values.size(); ++i) out.push_back(all_reduce_one(op, values[i], int64_t(i)));
+  for (size_t k = 0; k < values.size(); ++k) out.emplace_back(by_value[k], values[k].devices());
   return out;
 }
 

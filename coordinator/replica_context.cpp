@@ -2,6 +2,8 @@
 
 #include "coordinator/context.hpp"
 #include "coordinator/strategy.hpp"
+#include "coordinator/tensor_fusion.hpp"
+#include "coordinator/tensor_reductions.hpp"
 
 namespace troupe {
 namespace {
@@ -70,6 +72,24 @@ Tensor ReplicaContext::all_reduce(ReduceOp op, const Tensor& value) {
 }
 
 std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Tensor>& values) {
+  auto* machine = dynamic_cast<AllReduceCrossDeviceOps*>(&strategy_.extended().cross_device_ops());
+  int64_t bytes = 0;
+  for (auto& v : values) bytes += int64_t(v.byte_size());
+  if (machine && machine->kind() != CrossDeviceOpKind::nccl_all_reduce &&
+      num_replicas_in_sync() > 1 && bytes >= machine->options().peer_threshold_bytes) {
+    // Large: every replica drives its own peer actor; the reductions run in parallel.
+    TensorFusion fusion(machine->kind(), machine->options(), values);
+    Ops ops(*strategy_.kernels());
+    std::vector<Tensor> reduced;
+    for (size_t p = 0; p < fusion.packs().size(); ++p) {
+      const Tensor& pack = fusion.packs()[p];
+      Tensor sum = port_.collective(int(machine->kind()), machine->options().chunk_bytes,
+                                    int64_t(p), pack);
+      if (op == ReduceOp::mean) sum = divided(ops, sum, num_replicas_in_sync());
+      reduced.push_back(sum.reshape(pack.shape()));
+    }
+    return fusion.unpack(reduced);
+  }
   auto fn = [op](Strategy& s, const std::vector<PerReplica>& per_replica) {
     std::vector<DistributedValues> reduced;
     for (auto& m : s.extended().batch_all_reduce(op, per_replica)) reduced.push_back(m);

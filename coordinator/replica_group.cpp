@@ -5,6 +5,8 @@
 #include <caf/all.hpp>
 
 #include "actors/barrier.hpp"
+#include "actors/collective_peer.hpp"
+#include "messages/collective_messages.hpp"
 #include "actors/replica.hpp"
 #include "messages/replica_messages.hpp"
 
@@ -16,7 +18,11 @@ ReplicaGroup::ReplicaGroup(caf::actor_system& system, int replicas, ReplicaGroup
       shared_(std::make_shared<ReplicaGroupShared>(replicas, options.merge_timeout)) {
   if (replicas < 1) throw invalid_argument("a replica group needs at least one replica");
   barrier_ = spawn_barrier(system_, shared_);
-  for (int r = 0; r < replicas; ++r) replicas_.push_back(spawn_replica(system_, r, shared_, barrier_));
+  for (int r = 0; r < replicas; ++r) peers_.push_back(spawn_collective_peer(system_));
+  for (int r = 0; r < replicas; ++r) {
+    caf::anon_send(peers_[size_t(r)], collective_peers_msg{r, peers_});
+    replicas_.push_back(spawn_replica(system_, r, shared_, barrier_, peers_[size_t(r)]));
+  }
 }
 
 ReplicaGroup::~ReplicaGroup() {
@@ -24,6 +30,8 @@ ReplicaGroup::~ReplicaGroup() {
   // replica blocked in receive would otherwise keep it waiting forever.
   for (auto& r : replicas_) caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(barrier_, caf::exit_reason::user_shutdown);
+  // Peers hold each other's handles: without explicit exits they would keep each other alive.
+  for (auto& p : peers_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
 }
 
 std::vector<std::vector<Tensor>> ReplicaGroup::run(ReplicaTask task,
@@ -73,10 +81,18 @@ std::vector<std::vector<Tensor>> ReplicaGroup::run(ReplicaTask task,
     std::stable_sort(errors.begin(), errors.end(), [](const auto& a, const auto& b) {
       return (a.code != int32_t(Code::aborted)) > (b.code != int32_t(Code::aborted));
     });
-    std::string replicas;
-    for (auto& e : errors) replicas += (replicas.empty() ? "" : ", ") + std::to_string(e.replica);
-    throw Error(Code(errors.front().code), "step " + std::to_string(step) + " failed on replica(s) [" +
-                                               replicas + "]: " + errors.front().message);
+    const auto& root = errors.front();
+    std::vector<int32_t> others;
+    for (size_t i = 1; i < errors.size(); ++i) others.push_back(errors[i].replica);
+    std::sort(others.begin(), others.end());
+    std::string message = "step " + std::to_string(step) + " failed on replica " +
+                          std::to_string(root.replica) + ": " + root.message;
+    if (!others.empty()) {
+      message += " (replica(s) [";
+      for (size_t i = 0; i < others.size(); ++i) message += (i ? ", " : "") + std::to_string(others[i]);
+      message += "] failed too)";
+    }
+    throw Error(Code(root.code), message);
   }
   return outputs;
 }

@@ -38,6 +38,7 @@ class ReplicaGroup {
   std::shared_ptr<ReplicaGroupShared> shared_;
   caf::actor barrier_;
   std::vector<caf::actor> replicas_;
+  std::vector<caf::actor> peers_;  // collective peer actor of each replica
   uint64_t step_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "messages/auth_msg.hpp"
+#include "messages/collective_messages.hpp"
 #include "messages/error_reply.hpp"
 #include "messages/replica_messages.hpp"
 #include "messages/tensor_msg.hpp"
@@ -22,7 +23,10 @@
   X(::troupe::step_error_msg, "troupe.step_error_msg") \
   X(::troupe::merge_arrival_msg, "troupe.merge_arrival_msg") \
   X(::troupe::replica_done_msg, "troupe.replica_done_msg") \
-  X(::troupe::merge_timeout_msg, "troupe.merge_timeout_msg")
+  X(::troupe::merge_timeout_msg, "troupe.merge_timeout_msg") \
+  X(::troupe::CollectiveMessage, "troupe.collective_message") \
+  X(::troupe::collective_start_msg, "troupe.collective_start_msg") \
+  X(::troupe::collective_peers_msg, "troupe.collective_peers_msg")
 
 namespace troupe {
 

@@ -91,7 +91,7 @@ TEST_F(MergeCall, ThrowingReplicaFailsTheRunAndReleasesItsPeers) {
           return std::vector<Tensor>{};
         });
       },
-      {"bad batch on replica 2", "replica(s) [2"});
+      {"failed on replica 2: bad batch on replica 2", "(replica(s) [0, 1] failed too)"});
 }
 
 TEST_F(MergeCall, ReplicaThatNeverArrivesTimesOutWithItsName) {

@@ -1,0 +1,145 @@
+#include "actors/collective_peer.hpp"
+
+#include <deque>
+#include <map>
+
+#include <caf/all.hpp>
+
+#include "core/collective/algorithm_choice.hpp"
+#include "kernels/host_accumulate.hpp"
+#include "messages/collective_messages.hpp"
+#include "messages/tensor_msg.hpp"
+
+namespace troupe {
+namespace {
+
+struct peer_state {
+  static inline const char* name = "troupe.collective_peer";
+  struct Running {
+    std::unique_ptr<CollectiveAlgorithm> algorithm;
+    caf::response_promise promise;
+  };
+  int32_t rank = -1;
+  std::vector<caf::actor> peers;
+  std::map<int64_t, Running> running;
+  std::map<int64_t, std::vector<CollectiveMessage>> early;  // chunks ahead of our start
+};
+
+using peer_actor = caf::stateful_actor<peer_state>;
+
+void fail(peer_state& st, int64_t instance, const std::string& what) {
+  auto it = st.running.find(instance);
+  if (it == st.running.end()) return;
+  it->second.promise.deliver(caf::make_error(caf::sec::runtime_error,
+                                             "collective " + std::to_string(instance) + " on rank " +
+                                                 std::to_string(st.rank) + ": " + what));
+  st.running.erase(it);
+}
+
+/// Sends what the algorithm emitted; messages to our own rank are consumed in place.
+void route(peer_actor* self, int64_t instance, std::vector<CollectiveMessage> out) {
+  auto& st = self->state;
+  std::deque<CollectiveMessage> local;
+  auto dispatch = [&](std::vector<CollectiveMessage>& msgs) {
+    for (auto& m : msgs) {
+      if (m.to == st.rank) {
+        local.push_back(std::move(m));
+      } else if (m.to >= 0 && size_t(m.to) < st.peers.size()) {
+        self->send(st.peers[size_t(m.to)], std::move(m));
+      } else {
+        throw internal_error("collective message for rank " + std::to_string(m.to) +
+                             " outside a group of " + std::to_string(st.peers.size()));
+      }
+    }
+  };
+  dispatch(out);
+  auto& algorithm = *st.running.at(instance).algorithm;
+  while (!local.empty()) {
+    auto more = algorithm.on_message(local.front());
+    local.pop_front();
+    dispatch(more);
+  }
+  if (algorithm.done()) {
+    auto it = st.running.find(instance);
+    it->second.promise.deliver(tensor_msg{uint64_t(instance), algorithm.result()});
+    st.running.erase(it);
+  }
+}
+
+caf::behavior collective_peer(peer_actor* self) {
+  return {
+      [=](collective_peers_msg& m) {
+        self->state.rank = m.rank;
+        self->state.peers = std::move(m.peers);
+      },
+      [=](collective_start_msg& m) -> caf::response_promise {
+        auto& st = self->state;
+        auto rp = self->make_response_promise();
+        auto reject = [&](const std::string& what) {
+          rp.deliver(caf::make_error(caf::sec::invalid_argument, what));
+          return rp;
+        };
+        if (st.peers.empty() || st.rank < 0)
+          return reject("collective peer has no group yet (send collective_peers_msg)");
+        if (int(st.peers.size()) != m.group_size)
+          return reject("collective " + std::to_string(m.instance) + " wants a group of " +
+                        std::to_string(m.group_size) + " but this peer knows " +
+                        std::to_string(st.peers.size()));
+        if (st.running.count(m.instance))
+          return reject("collective " + std::to_string(m.instance) + " started twice");
+        try {
+          CollectiveSpec spec;
+          spec.rank = st.rank;
+          spec.group_size = m.group_size;
+          spec.dtype = m.input.dtype();
+          spec.count = m.input.num_elements();
+          spec.chunk_bytes = m.chunk_bytes;
+          spec.instance = m.instance;
+          spec.reduce = host_accumulate;
+          spec.root = m.root;
+          spec.tensor_index = m.tensor_index;
+          auto algorithm = make_collective(CrossDeviceOpKind(m.kind), spec);
+          auto& running = st.running[m.instance];
+          running.algorithm = std::move(algorithm);
+          running.promise = rp;
+          auto out = running.algorithm->start(m.input.reshape({m.input.num_elements()}));
+          for (auto& early : st.early[m.instance]) {
+            auto more = running.algorithm->on_message(early);
+            out.insert(out.end(), std::make_move_iterator(more.begin()),
+                       std::make_move_iterator(more.end()));
+          }
+          st.early.erase(m.instance);
+          route(self, m.instance, std::move(out));
+        } catch (const std::exception& e) {
+          if (st.running.count(m.instance)) {
+            fail(st, m.instance, e.what());
+          } else {
+            return reject(e.what());
+          }
+        }
+        return rp;
+      },
+      [=](CollectiveMessage& m) {
+        auto& st = self->state;
+        auto it = st.running.find(m.instance);
+        if (it == st.running.end()) {
+          st.early[m.instance].push_back(std::move(m));
+          return;
+        }
+        int64_t instance = m.instance;
+        try {
+          route(self, instance, it->second.algorithm->on_message(m));
+        } catch (const std::exception& e) {
+          fail(st, instance, e.what());
+        }
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_collective_peer(caf::actor_system& system) {
+  return system.spawn(collective_peer);
+}
+
+}  // namespace troupe

@@ -1,0 +1,65 @@
+#pragma once
+// Messages of the collective peer actors. CollectiveMessage (core/collective) is the algorithms'
+// own chunk message; here it gets its wire form so the same ring runs between processes.
+
+#include <cstdint>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "core/collective/collective_message.hpp"
+#include "messages/tensor_wire.hpp"
+
+namespace troupe {
+
+/// CAF 0.17 inspect for the algorithms' chunk message; the phase is validated on load.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CollectiveMessage& x) {
+  uint8_t phase = static_cast<uint8_t>(x.phase);
+  int32_t from = x.from, to = x.to;
+  if constexpr (wire::is_loading<Inspector>) {
+    auto store = caf::meta::load_callback([&]() -> caf::error {
+      if (phase > static_cast<uint8_t>(CollectivePhase::broadcast))
+        return wire::malformed("collective phase " + std::to_string(phase));
+      x.phase = static_cast<CollectivePhase>(phase);
+      x.from = from;
+      x.to = to;
+      return caf::none;
+    });
+    return f(caf::meta::type_name("collective_message"), x.instance, from, to, phase, x.step,
+             x.chunk, x.offset, x.count, x.payload, store);
+  } else {
+    return f(caf::meta::type_name("collective_message"), x.instance, from, to, phase, x.step,
+             x.chunk, x.offset, x.count, x.payload);
+  }
+}
+
+/// Launcher -> peer: join collective `instance` with this input (kind is a CrossDeviceOpKind).
+struct collective_start_msg {
+  int64_t instance = 0;
+  int32_t kind = 0;
+  int32_t group_size = 1;
+  int64_t chunk_bytes = 1 << 20;
+  int32_t root = 0;
+  int64_t tensor_index = 0;
+  Tensor input;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, collective_start_msg& x) {
+  return f(caf::meta::type_name("collective_start_msg"), x.instance, x.kind, x.group_size,
+           x.chunk_bytes, x.root, x.tensor_index, x.input);
+}
+
+/// Launcher -> peer: the group, peers[r] being rank r's peer actor (possibly remote).
+struct collective_peers_msg {
+  int32_t rank = 0;
+  std::vector<caf::actor> peers;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, collective_peers_msg& x) {
+  return f(caf::meta::type_name("collective_peers_msg"), x.rank, x.peers);
+}
+
+}  // namespace troupe
