@@ -131,3 +131,20 @@ TEST_F(ScatterFamily, ErrorsNameTheOp) {
 
 }  // namespace
 }  // namespace troupe
+
+namespace troupe {
+namespace {
+
+class RowsEdgeErrors : public testing::KernelTest {};
+
+TEST_F(RowsEdgeErrors, UndefinedAndScalarTablesAreNamed) {
+  Tensor idx = Tensor::from_vector<int32_t>({1}, {0});
+  EXPECT_TROUPE_ERROR(ops.gather_rows(Tensor(), idx), Code::invalid_argument,
+                      "gather_rows: params and indices must be defined tensors");
+  Tensor scalar(DType::float32, {}), upd(DType::float32, {1});
+  EXPECT_TROUPE_ERROR(ops.scatter_add_rows(idx, upd, scalar), Code::invalid_argument,
+                      "scatter_add_rows: target float32[] must have rank >= 1");
+}
+
+}  // namespace
+}  // namespace troupe

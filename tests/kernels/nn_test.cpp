@@ -119,3 +119,27 @@ TEST_F(NN, SoftmaxCrossEntropyErrors) {
 
 }  // namespace
 }  // namespace troupe
+
+namespace troupe {
+namespace {
+
+class NNEdgeErrors : public testing::KernelTest {};
+
+TEST_F(NNEdgeErrors, RemainingArgumentChecksNameTheProblem) {
+  Tensor no_classes(DType::float32, {2, 0});
+  Tensor labels = Tensor::from_vector<int32_t>({2}, {0, 0});
+  EXPECT_TROUPE_ERROR(ops.softmax_cross_entropy(no_classes, labels), Code::invalid_argument,
+                      "softmax_cross_entropy: logits float32[2, 0] must have at least one class");
+  EXPECT_TROUPE_ERROR(ops.softmax_cross_entropy(Tensor(), labels), Code::invalid_argument,
+                      "softmax_cross_entropy: logits is an undefined tensor");
+  Tensor scalar(DType::float32, {}), out(DType::float32, {1});
+  EXPECT_TROUPE_ERROR(ops.bias_add_grad(scalar, out), Code::invalid_argument,
+                      "bias_add_grad: grad float32[] must have rank >= 1");
+  // No rows: nothing to compute, nothing to throw.
+  auto empty = ops.softmax_cross_entropy(Tensor(DType::float64, {0, 3}),
+                                         Tensor::from_vector<int64_t>({0}, {}));
+  EXPECT_EQ(empty.loss.shape(), (Shape{0}));
+}
+
+}  // namespace
+}  // namespace troupe

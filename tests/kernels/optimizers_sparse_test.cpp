@@ -144,3 +144,25 @@ TEST_F(SparseOptimizerErrors, GradMustHaveOneRowPerIndex) {
 
 }  // namespace
 }  // namespace troupe
+
+namespace troupe {
+namespace {
+
+class SparseOptimizerEdgeErrors : public testing::KernelTest {};
+
+TEST_F(SparseOptimizerEdgeErrors, ScalarVariableAndMismatchedSlotAreNamed) {
+  Tensor scalar(DType::float32, {});
+  Tensor idx = Tensor::from_vector<int32_t>({1}, {0});
+  Tensor g(DType::float32, {1});
+  EXPECT_TROUPE_ERROR(ops.sparse_apply_sgd(scalar, idx, g, {}), Code::invalid_argument,
+                      "sparse_apply_sgd: var float32[] must have rank >= 1");
+  Tensor var(DType::float32, {2, 2}), accum(DType::float64, {2, 2}), g2(DType::float32, {1, 2});
+  EXPECT_TROUPE_ERROR(ops.sparse_apply_momentum(var, accum, idx, g2, {}), Code::invalid_argument,
+                      "sparse_apply_momentum: var float32[2, 2] and accum float64[2, 2]");
+  Tensor gpu_var = testing::fake_gpu_tensor(DType::float32, {2, 2});
+  EXPECT_TROUPE_ERROR(ops.sparse_apply_adagrad(gpu_var, var, idx, g2, {}), Code::invalid_argument,
+                      "sparse_apply_adagrad: var is on gpu but accum is on cpu");
+}
+
+}  // namespace
+}  // namespace troupe
