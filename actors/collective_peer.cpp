@@ -7,6 +7,7 @@
 
 #include "core/collective/algorithm_choice.hpp"
 #include "kernels/host_accumulate.hpp"
+#include "messages/atoms.hpp"
 #include "messages/collective_messages.hpp"
 #include "messages/tensor_msg.hpp"
 
@@ -23,6 +24,13 @@ struct peer_state {
   std::vector<caf::actor> peers;
   std::map<int64_t, Running> running;
   std::map<int64_t, std::vector<CollectiveMessage>> early;  // chunks ahead of our start
+  std::vector<caf::response_promise> waiting_for_group;     // ready requests
+  bool group_complete() const {
+    if (rank < 0 || peers.empty()) return false;
+    for (auto& p : peers)
+      if (!p) return false;
+    return true;
+  }
 };
 
 using peer_actor = caf::stateful_actor<peer_state>;
@@ -66,11 +74,39 @@ void route(peer_actor* self, int64_t instance, std::vector<CollectiveMessage> ou
   }
 }
 
+void notify_if_complete(peer_state& st) {
+  if (!st.group_complete()) return;
+  for (auto& rp : st.waiting_for_group) rp.deliver(int32_t(st.peers.size()));
+  st.waiting_for_group.clear();
+}
+
 caf::behavior collective_peer(peer_actor* self) {
   return {
       [=](collective_peers_msg& m) {
-        self->state.rank = m.rank;
-        self->state.peers = std::move(m.peers);
+        auto& st = self->state;
+        // Entries may be empty: those ranks announce themselves with collective_join_msg.
+        std::vector<caf::actor> known = std::move(st.peers);
+        st.rank = m.rank;
+        st.peers = std::move(m.peers);
+        for (size_t r = 0; r < known.size() && r < st.peers.size(); ++r)
+          if (!st.peers[r]) st.peers[r] = known[r];
+        notify_if_complete(st);
+      },
+      [=](collective_join_msg& m) {
+        auto& st = self->state;
+        if (m.rank < 0) return;
+        if (st.peers.size() <= size_t(m.rank)) st.peers.resize(size_t(m.rank) + 1);
+        st.peers[size_t(m.rank)] = std::move(m.peer);
+        notify_if_complete(st);
+      },
+      [=](ready_atom) -> caf::response_promise {
+        auto rp = self->make_response_promise();
+        if (self->state.group_complete()) {
+          rp.deliver(int32_t(self->state.peers.size()));
+        } else {
+          self->state.waiting_for_group.push_back(rp);
+        }
+        return rp;
       },
       [=](collective_start_msg& m) -> caf::response_promise {
         auto& st = self->state;
@@ -79,8 +115,9 @@ caf::behavior collective_peer(peer_actor* self) {
           rp.deliver(caf::make_error(caf::sec::invalid_argument, what));
           return rp;
         };
-        if (st.peers.empty() || st.rank < 0)
-          return reject("collective peer has no group yet (send collective_peers_msg)");
+        if (!st.group_complete())
+          return reject("collective peer has no complete group yet (collective_peers_msg / "
+                        "collective_join_msg missing)");
         if (int(st.peers.size()) != m.group_size)
           return reject("collective " + std::to_string(m.instance) + " wants a group of " +
                         std::to_string(m.group_size) + " but this peer knows " +

@@ -19,6 +19,7 @@ struct Command {
 int run_serve_command(const std::vector<std::string>& args);
 int run_echo_command(const std::vector<std::string>& args);
 int run_bench_command(const std::vector<std::string>& args);
+int run_collective_peer_command(const std::vector<std::string>& args);
 
 /// Every subcommand, in help order.
 inline constexpr Command kCommands[] = {
@@ -27,6 +28,8 @@ inline constexpr Command kCommands[] = {
     {"echo", "send a tensor to a `troupe serve` node and check every byte that comes back",
      run_echo_command},
     {"bench", "run a benchmark (`troupe bench --help` lists them)", run_bench_command},
+    {"collective-peer", "one rank of a multi-process all-reduce over the middleman (tests, bench)",
+     run_collective_peer_command},
 };
 
 }  // namespace troupe::cli

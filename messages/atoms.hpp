@@ -11,6 +11,7 @@ using echo_atom = caf::atom_constant<caf::atom("echo")>;       ///< reply with t
 using sink_atom = caf::atom_constant<caf::atom("sink")>;       ///< consume payload, reply bytes
 using ping_atom = caf::atom_constant<caf::atom("ping")>;       ///< liveness probe
 using stop_atom = caf::atom_constant<caf::atom("stop")>;       ///< ask a node to shut down
+using ready_atom = caf::atom_constant<caf::atom("ready")>;     ///< wait until a group is complete
 using bulk_atom = caf::atom_constant<caf::atom("bulk")>;       ///< ask for the bulk-data port
 
 }  // namespace troupe

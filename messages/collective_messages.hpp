@@ -62,4 +62,17 @@ typename Inspector::result_type inspect(Inspector& f, collective_peers_msg& x) {
   return f(caf::meta::type_name("collective_peers_msg"), x.rank, x.peers);
 }
 
+/// Rank `rank` -> another rank's peer: "my peer actor is `peer`". Lets only one side of each
+/// pair of processes open a connection (two crossing middleman connections per node pair were
+/// seen to lose messages when CAF dropped the duplicate).
+struct collective_join_msg {
+  int32_t rank = 0;
+  caf::actor peer;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, collective_join_msg& x) {
+  return f(caf::meta::type_name("collective_join_msg"), x.rank, x.peer);
+}
+
 }  // namespace troupe

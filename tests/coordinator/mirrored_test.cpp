@@ -1,6 +1,7 @@
 // MirroredStrategy: device resolution, reduce_to / batch_reduce_to / update, and every
 // cross-device op over replica counts {1,2,3,4,7} and element counts {0,1,odd,large}
 // (spec mirrored.md §2.2, §2.6-2.13, §3).
+#include "core/collective/closed_form.hpp"
 #include "tests/coordinator/fixture.hpp"
 
 using namespace troupe;
@@ -149,21 +150,8 @@ TEST_F(Mirrored_, ReduceToInReplicaContextIsRejected) {
 
 namespace {
 
-/// Replica r contributes x[i] = (r + 1) * (i % 97 + 1) - r: sums have a closed form.
-Tensor contribution(int r, int64_t count, DType dtype) {
-  Tensor t(dtype, {count});
-  dispatch_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    for (int64_t i = 0; i < count; ++i) t.data<T>()[i] = T((r + 1) * (i % 97 + 1) - r);
-  });
-  return t;
-}
-
-double expected_sum(int n, int64_t i) {
-  double s = 0;
-  for (int r = 0; r < n; ++r) s += double((r + 1) * (i % 97 + 1) - r);
-  return s;
-}
+Tensor contribution(int r, int64_t count, DType dtype) { return closed_form_input(r, count, dtype); }
+double expected_sum(int n, int64_t i) { return closed_form_sum(n, i); }
 
 struct AllReduceCase {
   CrossDeviceOpKind op;

@@ -24,12 +24,15 @@ class ChildProcess {
  public:
   /// Starts `troupe args...`; `env` entries ("K=V") are added, "K=" removes K.
   ChildProcess(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-    int out[2], err[2];
-    if (::pipe(out) != 0 || ::pipe(err) != 0) std::abort();
+    ::signal(SIGPIPE, SIG_IGN);  // a dead child must fail write_line, not kill the test
+    int in[2], out[2], err[2];
+    if (::pipe(in) != 0 || ::pipe(out) != 0 || ::pipe(err) != 0) std::abort();
     pid_ = ::fork();
     if (pid_ == 0) {
+      ::dup2(in[0], 0);
       ::dup2(out[1], 1);
       ::dup2(err[1], 2);
+      ::close(in[0]); ::close(in[1]);
       ::close(out[0]); ::close(out[1]); ::close(err[0]); ::close(err[1]);
       for (const auto& e : env) {
         auto eq = e.find('=');
@@ -43,8 +46,10 @@ class ChildProcess {
       ::execv(bin.c_str(), argv.data());
       ::_exit(127);
     }
+    ::close(in[0]);
     ::close(out[1]);
     ::close(err[1]);
+    in_fd_ = in[1];
     out_fd_ = out[0];
     err_fd_ = err[0];
   }
@@ -53,6 +58,7 @@ class ChildProcess {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
+    if (in_fd_ >= 0) ::close(in_fd_);
     if (out_fd_ >= 0) ::close(out_fd_);
     if (err_fd_ >= 0) ::close(err_fd_);
   }
@@ -69,6 +75,12 @@ class ChildProcess {
     std::string line = out_.substr(0, nl);
     out_.erase(0, nl + 1);
     return line;
+  }
+
+  /// Writes `line` and a newline to the child's stdin; false if the child is gone.
+  bool write_line(const std::string& line) {
+    std::string text = line + "\n";
+    return in_fd_ >= 0 && ::write(in_fd_, text.data(), text.size()) == ssize_t(text.size());
   }
 
   /// Sends `signal` to the child.
@@ -123,7 +135,7 @@ class ChildProcess {
   }
 
   pid_t pid_ = -1;
-  int out_fd_ = -1, err_fd_ = -1;
+  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
   std::string out_, err_;
   std::optional<int> exit_code_;
 };

@@ -1,0 +1,167 @@
+// `troupe collective-peer`: one rank of a multi-process collective group. It publishes its
+// collective peer actor behind the shared-secret gatekeeper on 127.0.0.1 (port 0), prints
+// `PORT <n>`, reads `PEERS <port of rank 0> ... <port of rank n-1>` from stdin, connects to every
+// other rank through CAF's middleman, runs `--repeat` all-reduces of closed-form inputs, prints
+// `RESULT ok <seconds per all-reduce> <sum of all result elements>` (or `RESULT error <why>`),
+// then waits for `EXIT` on stdin so that no rank leaves while others still need its messages.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+
+#include "actors/collective_peer.hpp"
+#include "bench/command_line.hpp"
+#include "bench/net/gatekeeper.hpp"
+#include "bench/net/shared_secret.hpp"
+#include "bench/net/wire_client.hpp"
+#include "cli/commands.hpp"
+#include "core/collective/algorithm_choice.hpp"
+#include "core/collective/closed_form.hpp"
+#include "messages/atoms.hpp"
+#include "messages/collective_messages.hpp"
+#include "messages/system_config.hpp"
+#include "messages/tensor_msg.hpp"
+
+namespace po = boost::program_options;
+
+namespace troupe::cli {
+namespace {
+
+CrossDeviceOpKind parse_algo(const std::string& name) {
+  if (name == "ring") return CrossDeviceOpKind::collective_all_reduce;
+  if (name == "hierarchical") return CrossDeviceOpKind::hierarchical_copy;
+  if (name == "one_device") return CrossDeviceOpKind::reduction_to_one_device;
+  throw po::error("--algo must be ring, hierarchical or one_device, got '" + name + "'");
+}
+
+std::vector<uint16_t> read_peer_ports(int size) {
+  std::string line;
+  if (!std::getline(std::cin, line)) throw unavailable("stdin closed before the PEERS line");
+  std::istringstream in(line);
+  std::string word;
+  in >> word;
+  if (word != "PEERS") throw invalid_argument("expected 'PEERS <ports>', got '" + line + "'");
+  std::vector<uint16_t> ports;
+  unsigned port = 0;
+  while (in >> port) ports.push_back(uint16_t(port));
+  if (int(ports.size()) != size)
+    throw invalid_argument("PEERS lists " + std::to_string(ports.size()) + " ports for a group of " +
+                           std::to_string(size));
+  return ports;
+}
+
+double checksum(const Tensor& t) {
+  double s = 0;
+  dispatch_dtype(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < t.num_elements(); ++i) s += double(t.data<T>()[i]);
+  });
+  return s;
+}
+
+}  // namespace
+
+int run_collective_peer_command(const std::vector<std::string>& args) {
+  po::options_description options("troupe collective-peer options");
+  int rank = 0, size = 2, repeat = 1;
+  std::string algo = "ring", dtype_name = "float32", count_text = "1M", chunk_text = "1MiB";
+  std::string secret_file;
+  int timeout_ms = 30000;
+  options.add_options()
+      ("rank", po::value(&rank)->required(), "this process's rank, 0..size-1")
+      ("size", po::value(&size)->required(), "number of ranks")
+      ("count", po::value(&count_text)->default_value("1M"), "elements per all-reduce (K/M suffixes)")
+      ("dtype", po::value(&dtype_name)->default_value("float32"), "float32, float64, int32, int64")
+      ("algo", po::value(&algo)->default_value("ring"), "ring, hierarchical or one_device")
+      ("chunk-bytes", po::value(&chunk_text)->default_value("1MiB"), "largest chunk message")
+      ("repeat", po::value(&repeat)->default_value(1), "all-reduces to run (timed after the first)")
+      ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per all-reduce; a dead peer fails")
+      ("secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)");
+  po::variables_map vm;
+  if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
+    return 0;
+  if (size < 1 || rank < 0 || rank >= size)
+    throw po::error("--rank must be in [0, --size), got rank " + std::to_string(rank) + " of " +
+                    std::to_string(size));
+  if (repeat < 1) throw po::error("--repeat must be >= 1");
+  const auto kind = parse_algo(algo);
+  const DType dtype = parse_dtype(dtype_name);
+  const int64_t count = int64_t(parse_byte_size("--count", count_text));
+  const int64_t chunk_bytes = int64_t(parse_byte_size("--chunk-bytes", chunk_text));
+  const std::string secret = load_shared_secret(secret_file);
+
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg);
+  caf::actor_system sys{cfg};
+  auto peer = spawn_collective_peer(sys);
+  auto gate = spawn_gatekeeper(sys, secret, peer);
+  auto stop = [&] {
+    caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
+  };
+  auto published = sys.middleman().publish(gate, 0, "127.0.0.1");
+  if (!published) {
+    std::cerr << "troupe collective-peer: cannot listen: " << sys.render(published.error()) << "\n";
+    stop();
+    return 1;
+  }
+  std::printf("PORT %u\n", unsigned(*published));
+  std::fflush(stdout);
+
+  int exit_code = 0;
+  try {
+    auto ports = read_peer_ports(size);
+    std::vector<caf::actor> peers(static_cast<size_t>(size));
+    WireClientOptions connect;
+    connect.secret = secret;
+    connect.timeout = std::chrono::milliseconds(timeout_ms);
+    // Each pair of ranks shares one connection: the higher rank dials the lower one and
+    // announces its own peer; the lower rank learns it from that join message.
+    peers[size_t(rank)] = peer;
+    for (int r = 0; r < rank; ++r) {
+      connect.port = ports[size_t(r)];
+      peers[size_t(r)] = connect_to_service(sys, connect);
+      caf::anon_send(peers[size_t(r)], collective_join_msg{rank, peer});
+    }
+    caf::anon_send(peer, collective_peers_msg{rank, peers});
+    Tensor input = closed_form_input(rank, count, dtype);
+    caf::scoped_actor self{sys};
+    std::string not_ready;
+    self->request(peer, std::chrono::milliseconds(timeout_ms), ready_atom::value)
+        .receive([](int32_t) {}, [&](caf::error& e) { not_ready = sys.render(e); });
+    if (!not_ready.empty())
+      throw unavailable("the group did not assemble within " + std::to_string(timeout_ms) +
+                        " ms (a rank missing?): " + not_ready);
+    Tensor result;
+    double seconds = 0;
+    for (int k = 0; k < repeat; ++k) {
+      auto started = std::chrono::steady_clock::now();
+      std::string failure;
+      self->request(peer, std::chrono::milliseconds(timeout_ms),
+                    collective_start_msg{k + 1, int32_t(kind), size, chunk_bytes, 0, 0, input})
+          .receive([&](tensor_msg& reply) { result = std::move(reply.tensor); },
+                   [&](caf::error& e) { failure = sys.render(e); });
+      if (!failure.empty())
+        throw unavailable("all-reduce " + std::to_string(k + 1) + " failed: " + failure);
+      // The first all-reduce also pays for connection warm-up; time the rest when there are any.
+      if (k > 0 || repeat == 1)
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
+    std::printf("RESULT ok %.9f %.17g\n", seconds / std::max(1, repeat - 1), checksum(result));
+  } catch (const std::exception& e) {
+    std::printf("RESULT error %s\n", e.what());
+    exit_code = 1;
+  }
+  std::fflush(stdout);
+  std::string line;
+  while (exit_code == 0 && std::getline(std::cin, line) && line != "EXIT") {
+  }
+  stop();
+  return exit_code;
+}
+
+}  // namespace troupe::cli
