@@ -1,0 +1,199 @@
+// Training on MirroredStrategy: 1 vs N replica equivalence (the acceptance test),
+// convergence on synthetic data, metrics as SyncOnRead variables, the registry.
+#include <cmath>
+
+#include "coordinator/model/registry.hpp"
+#include "core/data/synthetic.hpp"
+#include "tests/coordinator/fixture.hpp"
+
+using namespace troupe;
+using namespace troupe::testing;
+
+namespace {
+
+class Training : public StrategyTest {};
+
+// Parameters after `steps` SGD steps of `model` on `replicas` replicas over fixed global batches.
+std::vector<Tensor> train_params(Runtime& runtime, int replicas, const ModelRegistry& registry,
+                                 const std::string& kind, const ModelConfig& config,
+                                 const std::vector<std::pair<Tensor, Tensor>>& batches,
+                                 OptimizerConfig opt, ApplyPath path = ApplyPath::all_reduce) {
+  std::vector<std::string> devices;
+  for (int i = 0; i < replicas; ++i) devices.push_back("CPU:" + std::to_string(i));
+  MirroredStrategy s(runtime.system(), devices);
+  auto scope = s.scope();
+  Trainer trainer(s, registry.create_model(kind, config), opt, path);
+  for (auto& [x, y] : batches) trainer.train_step(trainer.split_batch(x), trainer.split_batch(y));
+  std::vector<Tensor> out;
+  for (auto& p : trainer.parameters()) out.push_back(p.clone());
+  return out;
+}
+
+double max_relative_difference(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  double worst = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    auto x = a[k].to_vector<float>(), y = b[k].to_vector<float>();
+    for (size_t i = 0; i < x.size(); ++i)
+      worst = std::max(worst, std::abs(double(x[i]) - y[i]) / std::max(1e-3, std::abs(double(y[i]))));
+  }
+  return worst;
+}
+
+std::vector<std::pair<Tensor, Tensor>> regression_batches(int count, int64_t batch, int64_t dim) {
+  std::vector<std::pair<Tensor, Tensor>> batches;
+  Tensor w = Tensor::random_normal({dim, 1}, 99);
+  auto kernels = default_kernels();
+  Ops ops(*kernels);
+  for (int i = 0; i < count; ++i) {
+    Tensor x = Tensor::random_normal({batch, dim}, uint64_t(1000 + i));
+    Tensor y(DType::float32, {batch, 1});
+    ops.matmul(x, w, y);
+    batches.push_back({x, y});
+  }
+  return batches;
+}
+
+}  // namespace
+
+TEST_F(Training, Equivalence_LinearRegression_1vs4) {
+  auto registry = ModelRegistry::with_builtins();
+  ModelConfig c;
+  c.input_dim = 6;
+  c.seed = 3;
+  auto batches = regression_batches(50, 32, 6);
+  OptimizerConfig sgd{OptimizerKind::sgd, 0.05};
+  auto one = train_params(runtime, 1, registry, "linear", c, batches, sgd);
+  auto four = train_params(runtime, 4, registry, "linear", c, batches, sgd);
+  EXPECT_LT(max_relative_difference(four, one), 1e-5);
+  auto four_merge = train_params(runtime, 4, registry, "linear", c, batches, sgd,
+                                 ApplyPath::merge_call);
+  EXPECT_LT(max_relative_difference(four_merge, one), 1e-5);
+}
+
+TEST_F(Training, Mlp_1_2_4ReplicasAgreeAfterAFewSteps) {
+  auto registry = ModelRegistry::with_builtins();
+  ModelConfig c;
+  c.input_dim = 8;
+  c.hidden = {16, 8};
+  c.classes = 3;
+  c.seed = 11;
+  std::vector<std::pair<Tensor, Tensor>> batches;
+  for (int i = 0; i < 5; ++i) {
+    Tensor x = Tensor::random_normal({24, 8}, uint64_t(50 + i));
+    std::vector<int64_t> labels;
+    for (int r = 0; r < 24; ++r) labels.push_back((r * 7 + i) % 3);
+    batches.push_back({x, Tensor::from_vector<int64_t>({24}, labels)});
+  }
+  OptimizerConfig momentum{OptimizerKind::momentum, 0.1, 0.9};
+  auto one = train_params(runtime, 1, registry, "mlp", c, batches, momentum);
+  for (int n : {2, 4})
+    EXPECT_LT(max_relative_difference(train_params(runtime, n, registry, "mlp", c, batches, momentum),
+                                      one),
+              1e-4)
+        << n << " replicas";
+}
+
+TEST_F(Training, SoftmaxOnSyntheticClassificationExceeds90PercentAccuracy) {
+  data::ClassificationOptions d;
+  d.num_examples = 1024;
+  d.num_features = 8;
+  d.num_classes = 4;
+  d.seed = 5;
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto scope = s.scope();
+  ModelConfig c;
+  c.input_dim = 8;
+  c.classes = 4;
+  Trainer trainer(s, make_softmax_classifier(c), {OptimizerKind::sgd, 0.1});
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    trainer.metrics().reset();
+    auto it = data::synthetic_classification(d).batch(64, true).make_iterator();
+    while (auto batch = it.next())
+      trainer.train_step(trainer.split_batch(batch->at(0)), trainer.split_batch(batch->at(1)));
+  }
+  EXPECT_EQ(trainer.metrics().count(), 1024);
+  EXPECT_GT(trainer.metrics().accuracy(), 0.9);
+}
+
+TEST_F(Training, MetricsAreSyncOnReadSumsReadBackAcrossReplicas) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto scope = s.scope();
+  TrainMetrics m(s, "eval");
+  s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+    int r = c.replica_id_in_sync_group();
+    m.record({/*loss_sum=*/1.5 + r, /*correct=*/3 + r, /*rows=*/4});
+    return std::vector<Tensor>{};
+  });
+  EXPECT_DOUBLE_EQ(m.loss_sum(), 4.0);
+  EXPECT_DOUBLE_EQ(m.count(), 8.0);
+  EXPECT_DOUBLE_EQ(m.mean_loss(), 0.5);
+  EXPECT_DOUBLE_EQ(m.accuracy(), 7.0 / 8.0);
+  m.reset();
+  EXPECT_DOUBLE_EQ(m.count(), 0.0);
+  EXPECT_DOUBLE_EQ(m.accuracy(), 0.0);
+}
+
+TEST_F(Training, RegistryStepByNameTrainsTheEmbeddingModelWithSparseUpdates) {
+  auto registry = ModelRegistry::with_builtins();
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto scope = s.scope();
+  ModelConfig c;
+  c.users = 6;
+  c.items = 5;
+  c.dim = 4;
+  Trainer trainer(s, registry.create_model("embedding", c), {OptimizerKind::adagrad, 0.3});
+  StepFn step = registry.make_step("train_step", trainer);
+  std::vector<int64_t> pairs;
+  std::vector<float> ratings;
+  for (int64_t u = 0; u < 6; ++u)
+    for (int64_t i = 0; i < 4; ++i) {
+      pairs.insert(pairs.end(), {u, (u + i) % 5});
+      ratings.push_back(float((u + i) % 3) - 1.0f);
+    }
+  Tensor x = Tensor::from_vector<int64_t>({24, 2}, pairs);
+  Tensor y = Tensor::from_vector<float>({24}, ratings);
+  auto loss_of_pass = [&] {
+    trainer.metrics().reset();
+    s.run(step, {trainer.split_batch(x), trainer.split_batch(y)});
+    return trainer.metrics().mean_loss();
+  };
+  double first = loss_of_pass();
+  for (int i = 0; i < 50; ++i) loss_of_pass();
+  EXPECT_LT(loss_of_pass(), 0.5 * first);
+  // Mirrored tables stay identical on both replicas.
+  auto& users = trainer.variables()[0];
+  EXPECT_EQ(users.name(), "embedding/users");
+  EXPECT_TRUE(users.components()[0].read().bitwise_equal(users.components()[1].read()));
+}
+
+TEST(ModelRegistry_, NamesAndUnknownNameErrors) {
+  auto registry = ModelRegistry::with_builtins();
+  EXPECT_EQ(registry.model_names(),
+            (std::vector<std::string>{"embedding", "linear", "mlp", "softmax"}));
+  EXPECT_EQ(registry.step_names(), (std::vector<std::string>{"eval_step", "train_step"}));
+  expect_error([&] { registry.create_model("resnet", {}); },
+               {"unknown model 'resnet' (known: embedding, linear, mlp, softmax)"});
+  DefaultStrategy s;
+  auto scope = s.scope();
+  ModelConfig c;
+  c.input_dim = 2;
+  Trainer trainer(s, registry.create_model("linear", c), {});
+  expect_error([&] { registry.make_step("predict", trainer); },
+               {"unknown step 'predict' (known: eval_step, train_step)"});
+  registry.add_model("tiny", [](const ModelConfig& cfg) { return make_linear_regression(cfg); });
+  EXPECT_EQ(registry.create_model("tiny", c)->kind(), "linear");
+}
+
+TEST_F(Training, SplitBatchSlicesRowsWithoutCopying) {
+  MirroredStrategy s(runtime.system(), cpus(3));
+  auto scope = s.scope();
+  ModelConfig c;
+  c.input_dim = 2;
+  Trainer trainer(s, make_linear_regression(c), {});
+  Tensor x = Tensor::zeros(DType::float32, {7, 2});
+  PerReplica parts = trainer.split_batch(x);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts.at(0).shape(), (Shape{3, 2}));
+  EXPECT_EQ(parts.at(2).shape(), (Shape{2, 2}));
+  for (auto& p : parts.values()) EXPECT_TRUE(p.shares_buffer_with(x));
+}
