@@ -1,0 +1,237 @@
+#include "coordinator/distributed_iterator.hpp"
+
+#include <cstring>
+
+#include <caf/all.hpp>
+
+#include "actors/dataset_iterator.hpp"
+#include "core/crc32c.hpp"
+#include "core/data/partial_batch.hpp"
+#include "core/status.hpp"
+#include "messages/input_messages.hpp"
+
+namespace troupe {
+namespace {
+
+constexpr char kStateMagic[4] = {'T', 'D', 'I', 'S'};
+
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_u64(std::string_view in, size_t& pos) {
+  if (in.size() - pos < 8) throw data_loss("distributed iterator state: truncated");
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(uint8_t(in[pos + size_t(i)])) << (8 * i);
+  pos += 8;
+  return v;
+}
+
+// A failed request to an input worker: gone (actor down) or silent (timeout).
+Error worker_unreachable(caf::actor_system& system, size_t worker, const char* what,
+                         const caf::error& err) {
+  std::string text = "input worker " + std::to_string(worker) + " did not answer " + what + ": " +
+                     system.render(err);
+  if (err == caf::sec::request_timeout) return deadline_exceeded(text);
+  return unavailable(text);
+}
+
+}  // namespace
+
+struct DistributedIterator::Impl {
+  caf::actor_system* system;
+  DistributedIteratorConfig config;
+  std::vector<caf::actor> workers;
+  std::unique_ptr<caf::scoped_actor> self;
+  uint64_t step = 0;
+  bool ended = false;
+
+  Impl(caf::actor_system& sys, DistributedIteratorConfig cfg)
+      : system(&sys), config(std::move(cfg)) {
+    self = std::make_unique<caf::scoped_actor>(sys);
+    DatasetIteratorOptions options;
+    options.replicas = int32_t(config.replicas_per_worker);
+    options.buffer_steps = config.options.experimental_per_replica_buffer_size;
+    try {
+      for (auto& ds : config.worker_datasets)
+        workers.push_back(spawn_dataset_iterator(sys, ds, options));
+    } catch (...) {
+      stop();
+      throw;
+    }
+  }
+
+  ~Impl() { stop(); }
+
+  void stop() {
+    for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    workers.clear();
+  }
+
+  // Each worker's answer for this step, in worker order; throws on the first failure.
+  std::vector<input_step_msg> pull_all() {
+    std::vector<input_step_msg> steps(workers.size());
+    for (size_t i = 0; i < workers.size(); ++i) {
+      std::optional<Error> failure;
+      (*self)
+          ->request(workers[i], config.options.request_timeout, input_pull_msg{step})
+          .receive([&](input_step_msg& m) { steps[i] = std::move(m); },
+                   [&](caf::error& err) {
+                     failure = worker_unreachable(*system, i, "a pull", err);
+                   });
+      if (failure) throw *failure;
+      if (steps[i].error_code != 0)
+        throw Error(static_cast<Code>(steps[i].error_code), steps[i].error_message);
+      if (steps[i].has_data.size() != size_t(config.replicas_per_worker) ||
+          steps[i].elements.size() != size_t(config.replicas_per_worker))
+        throw internal_error("input worker " + std::to_string(i) + " answered with " +
+                             std::to_string(steps[i].has_data.size()) + " replicas, expected " +
+                             std::to_string(config.replicas_per_worker));
+    }
+    return steps;
+  }
+
+  std::optional<std::vector<PerReplica>> next() {
+    if (ended) return std::nullopt;
+    auto steps = pull_all();
+    ++step;
+    // The end-of-data decision is collective: the count of every worker's replicas with data.
+    std::vector<std::optional<data::Element>> per_replica;
+    per_replica.reserve(config.devices.size());
+    for (auto& s : steps)
+      for (size_t r = 0; r < s.elements.size(); ++r)
+        per_replica.push_back(s.has_data[r] ? std::optional<data::Element>(std::move(s.elements[r]))
+                                            : std::nullopt);
+    auto filled = data::fill_missing_replicas(per_replica, config.element_spec);
+    if (!filled) {
+      ended = true;
+      return std::nullopt;
+    }
+    size_t components = config.element_spec.size();
+    std::vector<PerReplica> out;
+    out.reserve(components);
+    for (size_t c = 0; c < components; ++c) {
+      std::vector<Tensor> values;
+      values.reserve(filled->size());
+      for (auto& element : *filled) {
+        if (element.size() != components)
+          throw invalid_argument("distributed iterator: an element has " +
+                                 std::to_string(element.size()) + " components, the spec " +
+                                 data::spec_to_string(config.element_spec) + " has " +
+                                 std::to_string(components));
+        values.push_back(element[c]);
+      }
+      out.emplace_back(std::move(values), config.devices);
+    }
+    return out;
+  }
+
+  std::string save() {
+    std::string out(kStateMagic, 4);
+    put_u64(out, workers.size());
+    put_u64(out, uint64_t(config.replicas_per_worker));
+    put_u64(out, ended ? 1 : 0);
+    for (size_t i = 0; i < workers.size(); ++i) {
+      std::optional<Error> failure;
+      input_state_msg reply;
+      (*self)
+          ->request(workers[i], config.options.request_timeout, input_save_msg{step})
+          .receive([&](input_state_msg& m) { reply = std::move(m); },
+                   [&](caf::error& err) { failure = worker_unreachable(*system, i, "save", err); });
+      if (failure) throw *failure;
+      if (reply.error_code != 0)
+        throw Error(static_cast<Code>(reply.error_code),
+                    "input worker " + std::to_string(i) + ": " + reply.error_message);
+      put_u64(out, reply.state.size());
+      out.append(reply.state.data(), reply.state.size());
+    }
+    put_u64(out, crc32c_mask(crc32c(out)));
+    return out;
+  }
+
+  void restore(std::string_view bytes) {
+    if (bytes.size() < 4 + 8 * 4 || std::memcmp(bytes.data(), kStateMagic, 4) != 0)
+      throw data_loss("distributed iterator state: not a DistributedIterator state (bad magic)");
+    size_t end = bytes.size() - 8;
+    size_t crc_pos = end;
+    if (get_u64(bytes, crc_pos) != crc32c_mask(crc32c(bytes.substr(0, end))))
+      throw data_loss("distributed iterator state: checksum mismatch");
+    auto body = bytes.substr(0, end);
+    size_t pos = 4;
+    uint64_t w = get_u64(body, pos), r = get_u64(body, pos);
+    bool saved_ended = get_u64(body, pos) != 0;
+    if (w != workers.size() || r != uint64_t(config.replicas_per_worker))
+      throw invalid_argument("distributed iterator state: saved for " + std::to_string(w) +
+                             " input workers x " + std::to_string(r) +
+                             " replicas, this iterator has " + std::to_string(workers.size()) +
+                             " x " + std::to_string(config.replicas_per_worker));
+    std::vector<std::vector<char>> states;
+    for (uint64_t i = 0; i < w; ++i) {
+      uint64_t n = get_u64(body, pos);
+      if (body.size() - pos < n) throw data_loss("distributed iterator state: truncated");
+      states.emplace_back(body.data() + pos, body.data() + pos + n);
+      pos += size_t(n);
+    }
+    for (size_t i = 0; i < workers.size(); ++i) {
+      std::optional<Error> failure;
+      input_state_msg reply;
+      (*self)
+          ->request(workers[i], config.options.request_timeout, input_restore_msg{states[i]})
+          .receive([&](input_state_msg& m) { reply = std::move(m); },
+                   [&](caf::error& err) {
+                     failure = worker_unreachable(*system, i, "restore", err);
+                   });
+      if (failure) throw *failure;
+      if (reply.error_code != 0)
+        throw Error(static_cast<Code>(reply.error_code),
+                    "input worker " + std::to_string(i) + ": " + reply.error_message);
+    }
+    ended = saved_ended;
+  }
+};
+
+DistributedIterator::DistributedIterator(caf::actor_system& system,
+                                         DistributedIteratorConfig config) {
+  if (config.worker_datasets.empty())
+    throw invalid_argument("distributed iterator: should have at least one input worker");
+  if (config.devices.size() != config.worker_datasets.size() * size_t(config.replicas_per_worker))
+    throw invalid_argument("distributed iterator: " + std::to_string(config.devices.size()) +
+                           " devices for " + std::to_string(config.worker_datasets.size()) +
+                           " input workers x " + std::to_string(config.replicas_per_worker) +
+                           " replicas");
+  impl_ = std::make_unique<Impl>(system, std::move(config));
+}
+
+DistributedIterator::~DistributedIterator() = default;
+DistributedIterator::DistributedIterator(DistributedIterator&&) noexcept = default;
+DistributedIterator& DistributedIterator::operator=(DistributedIterator&&) noexcept = default;
+
+std::vector<PerReplica> DistributedIterator::get_next() {
+  auto step = impl_->next();
+  if (!step) throw out_of_range("end of sequence: every replica of every input worker is out of data");
+  return std::move(*step);
+}
+
+std::optional<std::vector<PerReplica>> DistributedIterator::get_next_as_optional() {
+  return impl_->next();
+}
+
+const data::ElementSpec& DistributedIterator::element_spec() const {
+  return impl_->config.element_spec;
+}
+
+int64_t DistributedIterator::num_input_workers() const { return int64_t(impl_->workers.size()); }
+
+int64_t DistributedIterator::num_replicas_in_sync() const {
+  return int64_t(impl_->config.devices.size());
+}
+
+std::string DistributedIterator::save() { return impl_->save(); }
+
+void DistributedIterator::restore(std::string_view state) { impl_->restore(state); }
+
+const std::vector<caf::actor>& DistributedIterator::input_worker_actors() const {
+  return impl_->workers;
+}
+
+}  // namespace troupe

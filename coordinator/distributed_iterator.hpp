@@ -1,0 +1,65 @@
+#pragma once
+// DistributedIterator (spec §2.8): pulls one step from every input worker's dataset_iterator
+// actor, counts the replicas that got data across ALL workers, and emits a step while any replica
+// anywhere has data — replicas without data get an empty batch (leading dimension 0) built from
+// the element spec. Only when the count is 0 everywhere does the iteration end. Not thread-safe:
+// one caller pulls from it.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/fwd.hpp>
+
+#include "coordinator/distributed_values.hpp"
+#include "coordinator/input_workers.hpp"
+#include "core/data/dataset.hpp"
+
+namespace troupe {
+
+/// Everything a DistributedIterator needs: one pipeline per input worker.
+struct DistributedIteratorConfig {
+  std::vector<data::Dataset> worker_datasets;  ///< one per input worker, in worker order
+  int64_t replicas_per_worker = 1;
+  data::ElementSpec element_spec;    ///< per-replica spec; dummies are built from it
+  std::vector<std::string> devices;  ///< one per replica, worker-major
+  InputOptions options;
+};
+
+/// Iterates a distributed dataset: one PerReplica per element component per step.
+class DistributedIterator {
+ public:
+  /// Spawns one dataset_iterator actor per worker dataset on `system`.
+  DistributedIterator(caf::actor_system& system, DistributedIteratorConfig config);
+  /// Exits every dataset_iterator actor (a live one would hang the actor system's shutdown).
+  ~DistributedIterator();
+  DistributedIterator(DistributedIterator&&) noexcept;
+  DistributedIterator& operator=(DistributedIterator&&) noexcept;
+
+  /// The next step: result[c] holds component c of every replica's batch, replica order.
+  /// Throws out_of_range at the end of the data, the pipeline's own error (naming file and
+  /// offset) when an input worker failed, unavailable/deadline_exceeded when one is gone or
+  /// does not answer within InputOptions::request_timeout.
+  std::vector<PerReplica> get_next();
+  /// Like get_next, but nullopt at the end of the data.
+  std::optional<std::vector<PerReplica>> get_next_as_optional();
+  /// Per-replica element spec (each PerReplica component follows it).
+  const data::ElementSpec& element_spec() const;
+  int64_t num_input_workers() const;
+  int64_t num_replicas_in_sync() const;
+  /// The position after the steps handed out so far, of every input worker, as bytes.
+  std::string save();
+  /// Continues from save()'s bytes: the next steps are exactly those the saved iterator would
+  /// have produced. Throws data_loss on corrupt bytes, invalid_argument for a different layout.
+  void restore(std::string_view state);
+  /// The dataset_iterator actors, worker order (for fault-injection tests).
+  const std::vector<caf::actor>& input_worker_actors() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace troupe
