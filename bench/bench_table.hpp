@@ -17,10 +17,21 @@ struct BenchmarkEntry {
 /// memcpy vs raw TCP vs middleman tensor throughput between two processes.
 int run_wire_bench(const std::vector<std::string>& args);
 
+/// All-reduce time / algbw / busbw in process (replica actors) or across processes.
+int run_allreduce_bench(const std::vector<std::string>& args);
+/// Microseconds per merge_call round.
+int run_merge_call_bench(const std::vector<std::string>& args);
+/// MLP training examples/s on 1 and 2 CPU replicas vs an sgemm-derived limit.
+int run_train_bench(const std::vector<std::string>& args);
+
 /// Every benchmark, in help order.
 inline constexpr BenchmarkEntry kBenchmarks[] = {
     {"wire", "memcpy, raw TCP and middleman tensor throughput between two processes",
      run_wire_bench},
+    {"allreduce", "all-reduce algbw/busbw vs memcpy (in process) or raw TCP (--processes N)",
+     run_allreduce_bench},
+    {"merge-call", "microseconds per merge_call round for 1, 2, 4 replicas", run_merge_call_bench},
+    {"train", "MLP 784-256-10 examples/s on 1 and 2 CPU replicas vs an sgemm limit", run_train_bench},
 };
 
 }  // namespace troupe

@@ -1,0 +1,157 @@
+// `troupe bench allreduce`: all-reduce time, algbw and busbw (nccl-tests accounting:
+// busbw = algbw x 2(n-1)/n) for the CPU collective algorithms, through the real path — replica
+// actors of a MirroredStrategy calling ReplicaContext::all_reduce — or, with --processes N,
+// between N `troupe collective-peer` processes over the middleman. memcpy bandwidth (and raw TCP
+// loopback for --processes) are measured in the same run as the limits.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "bench/bench_table.hpp"
+#include "bench/command_line.hpp"
+#include "bench/memcpy_bandwidth.hpp"
+#include "bench/net/serve_process.hpp"
+#include "bench/net/tcp_loopback.hpp"
+#include "bench/process_group.hpp"
+#include "coordinator/mirrored_strategy.hpp"
+#include "coordinator/runtime.hpp"
+
+namespace po = boost::program_options;
+
+namespace troupe {
+namespace {
+
+struct Row {
+  std::string algo;
+  int replicas;
+  size_t bytes;
+  double time_us;
+};
+
+CrossDeviceOpKind kind_of(const std::string& algo) {
+  if (algo == "ring") return CrossDeviceOpKind::collective_all_reduce;
+  if (algo == "one_device") return CrossDeviceOpKind::reduction_to_one_device;
+  if (algo == "hierarchical") return CrossDeviceOpKind::hierarchical_copy;
+  throw po::error("--algo must be ring, one_device or hierarchical, got '" + algo + "'");
+}
+
+/// Microseconds per all-reduce of `bytes` over the replicas of `strategy`.
+double time_in_process(Strategy& strategy, size_t bytes) {
+  const int64_t count = int64_t(bytes / 4);
+  // Enough iterations for ~0.3 s, at least 3; the first run() warms up buffers and threads.
+  int iterations = int(std::max<size_t>(3, std::min<size_t>(20000, (size_t(300) << 20) / std::max<size_t>(bytes, 1) / 4)));
+  auto step = [&](int iters) {
+    return [count, iters](ReplicaContext& c, const std::vector<Tensor>&) {
+      Tensor t = Tensor::filled<float>({count}, float(c.replica_id_in_sync_group() + 1));
+      Tensor out;
+      for (int i = 0; i < iters; ++i) out = c.all_reduce(ReduceOp::sum, t);
+      return std::vector<Tensor>{out};
+    };
+  };
+  strategy.run(step(1));
+  auto start = std::chrono::steady_clock::now();
+  auto out = strategy.run(step(iterations));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int n = strategy.num_replicas_in_sync();
+  float expected = float(n * (n + 1) / 2);
+  if (count > 0 && out[0].at(0).data<float>()[count - 1] != expected)
+    throw internal_error("all-reduce result is wrong: the benchmark measured a broken path");
+  return seconds / iterations * 1e6;
+}
+
+std::string random_secret() {
+  std::random_device entropy;
+  std::ostringstream s;
+  for (int i = 0; i < 4; ++i) s << std::hex << entropy();
+  return s.str();
+}
+
+}  // namespace
+
+int run_allreduce_bench(const std::vector<std::string>& args) {
+  po::options_description options("troupe bench allreduce options");
+  bool json = false;
+  int replicas = 2, processes = 0;
+  std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB";
+  options.add_options()
+      ("json", po::bool_switch(&json), "print one JSON object instead of a table")
+      ("algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")
+      ("replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")
+      ("processes", po::value(&processes)->default_value(0),
+       "run across this many processes (one replica each) over the middleman instead")
+      ("sizes", po::value(&sizes_text)->default_value(sizes_text), "comma-separated byte sizes");
+  po::variables_map vm;
+  if (!parse_command_line("troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]",
+                          args, options, vm))
+    return 0;
+  const auto kind = kind_of(algo);
+  if (replicas < 1) throw po::error("--replicas must be >= 1");
+  if (processes == 1 || processes < 0) throw po::error("--processes must be 0 or >= 2");
+  std::vector<size_t> sizes;
+  std::stringstream list(sizes_text);
+  for (std::string item; std::getline(list, item, ',');) sizes.push_back(parse_byte_size("--sizes", item));
+
+  // Limits first: the TCP measurement forks, which must happen before any thread exists.
+  double tcp_gbps = processes ? measure_tcp_loopback_gbps(size_t(16) << 20, 5) : 0;
+  double memcpy_gbps = measure_memcpy_gbps(size_t(256) << 20, 5);
+
+  std::vector<Row> rows;
+  int group = processes ? processes : replicas;
+  if (processes) {
+    std::string binary = current_executable(), secret = random_secret();
+    for (size_t bytes : sizes) {
+      int reps = int(std::max<size_t>(3, std::min<size_t>(200, (size_t(256) << 20) / std::max<size_t>(bytes, 1))));
+      auto reports = run_collective_processes(
+          binary, processes,
+          {"--algo", algo, "--count", std::to_string(bytes / 4), "--repeat", std::to_string(reps + 1),
+           "--timeout-ms", "60000"},
+          secret, 300);
+      double worst = 0;
+      for (auto& r : reports) {
+        if (!r.ok) throw unavailable("a rank failed: " + r.line);
+        worst = std::max(worst, r.seconds_per_all_reduce);
+      }
+      rows.push_back({algo, processes, bytes, worst * 1e6});
+    }
+  } else {
+    Runtime runtime;
+    std::vector<std::string> devices;
+    for (int i = 0; i < replicas; ++i) devices.push_back("CPU:" + std::to_string(i));
+    MirroredOptions mo;
+    mo.cross_device_ops = kind;
+    MirroredStrategy strategy(runtime.system(), devices, mo);
+    for (size_t bytes : sizes) rows.push_back({algo, replicas, bytes, time_in_process(strategy, bytes)});
+  }
+
+  const double bus_factor = group > 1 ? 2.0 * (group - 1) / group : 1.0;
+  if (json) {
+    std::printf("{\"limits\":{\"memcpy_gbps\":%.3f", memcpy_gbps);
+    if (processes) std::printf(",\"tcp_gbps\":%.3f", tcp_gbps);
+    std::printf("},\"results\":[");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      auto& r = rows[i];
+      double algbw = double(r.bytes) / (r.time_us * 1e-6) / 1e9;
+      std::printf("%s{\"algo\":\"%s\",\"replicas\":%d,\"bytes\":%zu,\"time_us\":%.3f,"
+                  "\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f}",
+                  i ? "," : "", r.algo.c_str(), r.replicas, r.bytes, r.time_us, algbw,
+                  algbw * bus_factor);
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("# all-reduce %s, %d %s; memcpy %.2f GB/s", algo.c_str(), group,
+              processes ? "processes (middleman)" : "replicas (in process)", memcpy_gbps);
+  if (processes) std::printf(", raw TCP %.2f GB/s", tcp_gbps);
+  std::printf("\n%12s %12s %8s %12s %10s %10s\n", "bytes", "count", "dtype", "time_us",
+              "algbw_GB/s", "busbw_GB/s");
+  for (auto& r : rows) {
+    double algbw = double(r.bytes) / (r.time_us * 1e-6) / 1e9;
+    std::printf("%12zu %12zu %8s %12.2f %10.3f %10.3f\n", r.bytes, r.bytes / 4, "float32",
+                r.time_us, algbw, algbw * bus_factor);
+  }
+  return 0;
+}
+
+}  // namespace troupe
