@@ -5,6 +5,10 @@ JOBS       ?= 2
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 
+# ccache keys on relative paths below the repo, so a fresh clone (CI) reuses earlier builds.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+
 .PHONY: all deps configure build demo test sanitize tsan format format-check clean
 
 all: build
