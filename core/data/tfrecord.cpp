@@ -51,6 +51,11 @@ void TFRecordWriter::write(std::string_view record) {
     throw unavailable("TFRecord file '" + path_ + "': write failed: " + std::strerror(errno));
 }
 
+void TFRecordWriter::flush() {
+  if (file_ && std::fflush(file_) != 0)
+    throw unavailable("TFRecord file '" + path_ + "': flush failed: " + std::strerror(errno));
+}
+
 void TFRecordWriter::close() {
   if (!file_) return;
   int rc = std::fclose(file_);

@@ -24,6 +24,8 @@ class TFRecordWriter {
   TFRecordWriter(const TFRecordWriter&) = delete;
   TFRecordWriter& operator=(const TFRecordWriter&) = delete;
   void write(std::string_view record);
+  /// Hands buffered records to the OS (readers such as TensorBoard see them).
+  void flush();
   /// Flushes and closes; throws on a write error. The destructor closes quietly.
   void close();
 
