@@ -63,6 +63,8 @@ TEST_F(Training, Equivalence_LinearRegression_1vs4) {
   auto batches = regression_batches(50, 32, 6);
   OptimizerConfig sgd{OptimizerKind::sgd, 0.05};
   auto one = train_params(runtime, 1, registry, "linear", c, batches, sgd);
+  auto initial = train_params(runtime, 1, registry, "linear", c, {}, sgd);
+  EXPECT_GT(max_relative_difference(one, initial), 0.1);  // training really moved the weights
   auto four = train_params(runtime, 4, registry, "linear", c, batches, sgd);
   EXPECT_LT(max_relative_difference(four, one), 1e-5);
   auto four_merge = train_params(runtime, 4, registry, "linear", c, batches, sgd,
@@ -196,4 +198,27 @@ TEST_F(Training, SplitBatchSlicesRowsWithoutCopying) {
   EXPECT_EQ(parts.at(0).shape(), (Shape{3, 2}));
   EXPECT_EQ(parts.at(2).shape(), (Shape{2, 2}));
   for (auto& p : parts.values()) EXPECT_TRUE(p.shares_buffer_with(x));
+}
+
+TEST_F(Training, StepsUpdateVariablesInPlaceWithoutCopies) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto scope = s.scope();
+  ModelConfig c;
+  c.input_dim = 4;
+  c.hidden = {8};
+  c.classes = 3;
+  for (ApplyPath path : {ApplyPath::all_reduce, ApplyPath::merge_call}) {
+    Trainer trainer(s, make_mlp(c), {OptimizerKind::momentum, 0.1}, path);
+    Tensor x = Tensor::random_normal({8, 4}, 1);
+    Tensor y = Tensor::from_vector<int64_t>({8}, {0, 1, 2, 0, 1, 2, 0, 1});
+    trainer.train_step(trainer.split_batch(x), trainer.split_batch(y));
+    std::vector<const void*> before;
+    for (auto& v : trainer.variables())
+      for (auto& component : v.components()) before.push_back(component.read().raw_data());
+    trainer.train_step(trainer.split_batch(x), trainer.split_batch(y));
+    size_t i = 0;
+    for (auto& v : trainer.variables())
+      for (auto& component : v.components())
+        EXPECT_EQ(component.read().raw_data(), before[i++]) << component.name();
+  }
 }
