@@ -20,6 +20,8 @@ int run_serve_command(const std::vector<std::string>& args);
 int run_echo_command(const std::vector<std::string>& args);
 int run_bench_command(const std::vector<std::string>& args);
 int run_collective_peer_command(const std::vector<std::string>& args);
+int run_plan_command(const std::vector<std::string>& args);
+int run_inspect_command(const std::vector<std::string>& args);
 
 /// Every subcommand, in help order.
 inline constexpr Command kCommands[] = {
@@ -30,6 +32,10 @@ inline constexpr Command kCommands[] = {
     {"bench", "run a benchmark (`troupe bench --help` lists them)", run_bench_command},
     {"collective-peer", "one rank of a multi-process all-reduce over the middleman (tests, bench)",
      run_collective_peer_command},
+    {"plan", "validate an experiment file and print its replicas, batches and variables",
+     run_plan_command},
+    {"inspect", "verify a checkpoint and list its tensors (--values dumps them)",
+     run_inspect_command},
 };
 
 }  // namespace troupe::cli

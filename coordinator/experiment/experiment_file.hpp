@@ -1,0 +1,40 @@
+#pragma once
+// Experiment files: the YAML a user writes for `troupe plan` / `troupe run`, parsed into
+// troupe::proto::Experiment (messages/proto/experiment.proto). docs/experiments.md lists every
+// key. Anything wrong — unknown keys, wrong types, missing required keys, out-of-range values,
+// impossible combinations — is an invalid_argument naming the file, line:column and key path:
+//   experiment.yaml:4:12: model.hidden[1]: expected a positive integer, got "abc"
+
+#include <string>
+#include <string_view>
+
+#include "core/status.hpp"
+#include "messages/proto/experiment.pb.h"
+
+namespace troupe::experiment {
+
+/// Parses and validates YAML text; `source_name` is how errors name it.
+proto::Experiment parse_experiment(std::string_view yaml_text,
+                                   const std::string& source_name = "experiment.yaml");
+
+/// Reads and parses a file; errors name `path` (not_found when it cannot be read).
+proto::Experiment load_experiment(const std::string& path);
+
+/// The embedded demo: an MLP on synthetic MNIST-shaped data, mirrored over CPU:0 and CPU:1.
+inline constexpr std::string_view kDefaultExperimentYaml = R"(# troupe's built-in demo experiment
+name: mlp-demo
+seed: 42
+strategy:
+  kind: mirrored
+  devices: [CPU:0, CPU:1]
+  cross_device_ops: {kind: ring, num_packs: 1}
+model: {kind: mlp, input_dim: 784, hidden: [256], classes: 10}
+data: {kind: synthetic_classification, examples: 60000, global_batch: 256}
+optimizer: {kind: sgd, learning_rate: 0.1}
+train: {steps: 1000, log_every: 50}
+)";
+
+/// kDefaultExperimentYaml parsed (source name "<default experiment>").
+proto::Experiment default_experiment();
+
+}  // namespace troupe::experiment
