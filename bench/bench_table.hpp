@@ -23,6 +23,8 @@ int run_allreduce_bench(const std::vector<std::string>& args);
 int run_merge_call_bench(const std::vector<std::string>& args);
 /// MLP training examples/s on 1 and 2 CPU replicas vs an sgemm-derived limit.
 int run_train_bench(const std::vector<std::string>& args);
+/// TFRecord Example records/s: raw read vs parse loop vs distributed pipeline.
+int run_input_bench(const std::vector<std::string>& args);
 
 /// Every benchmark, in help order.
 inline constexpr BenchmarkEntry kBenchmarks[] = {
@@ -32,6 +34,7 @@ inline constexpr BenchmarkEntry kBenchmarks[] = {
      run_allreduce_bench},
     {"merge-call", "microseconds per merge_call round for 1, 2, 4 replicas", run_merge_call_bench},
     {"train", "MLP 784-256-10 examples/s on 1 and 2 CPU replicas vs an sgemm limit", run_train_bench},
+    {"input", "TFRecord records/s: raw read, parse loop, distributed pipeline", run_input_bench},
 };
 
 }  // namespace troupe
