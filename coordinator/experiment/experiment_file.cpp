@@ -16,6 +16,8 @@ proto::Experiment parse_experiment(std::string_view yaml_text, const std::string
     throw invalid_argument(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
                            std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
   }
+  if (root.IsDefined() && !root.IsNull() && root.Mark().line >= 0)
+    source.record("", root.Mark().line + 1, root.Mark().column + 1);
   if (!root.IsMap())
     throw source.error("", "expected a mapping of experiment keys, got " + describe_node(root));
   MapFields top({root, ""}, source,
