@@ -31,6 +31,10 @@ DistributedIterator DistributedDataset::make_iterator() const {
   return DistributedIterator(*system_, config_);
 }
 
+DistributedStepCursor DistributedDataset::begin() const {
+  return DistributedStepCursor(std::make_shared<DistributedIterator>(*system_, config_));
+}
+
 DistributedDataset experimental_distribute_dataset(caf::actor_system& system, Strategy& strategy,
                                                    const data::Dataset& dataset,
                                                    InputOptions options) {

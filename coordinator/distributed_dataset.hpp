@@ -29,6 +29,9 @@ class DistributedDataset {
 
   /// A fresh iterator from the beginning (iter(dataset)); its actors live as long as it does.
   DistributedIterator make_iterator() const;
+  /// for (const auto& step : dataset): a fresh iterator's steps (one PerReplica per component).
+  DistributedStepCursor begin() const;
+  DistributedStepCursor end() const { return {}; }
   /// Per-replica element spec; the batch dimension is unknown with more than one input worker
   /// (a partial step can always give some replica an empty batch).
   const data::ElementSpec& element_spec() const { return config_.element_spec; }

@@ -234,4 +234,15 @@ const std::vector<caf::actor>& DistributedIterator::input_worker_actors() const 
   return impl_->workers;
 }
 
+DistributedStepCursor::DistributedStepCursor(std::shared_ptr<DistributedIterator> iterator)
+    : iterator_(std::move(iterator)) {
+  ++*this;
+}
+
+DistributedStepCursor& DistributedStepCursor::operator++() {
+  current_ = iterator_ ? iterator_->get_next_as_optional() : std::nullopt;
+  if (!current_) iterator_.reset();  // the actors go as soon as the data ends
+  return *this;
+}
+
 }  // namespace troupe

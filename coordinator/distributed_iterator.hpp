@@ -62,4 +62,23 @@ class DistributedIterator {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Input iterator over the steps of a DistributedIterator, for range-for loops over a
+/// DistributedDataset; a default-constructed one is the end.
+class DistributedStepCursor {
+ public:
+  using value_type = std::vector<PerReplica>;
+  DistributedStepCursor() = default;
+  explicit DistributedStepCursor(std::shared_ptr<DistributedIterator> iterator);
+  const value_type& operator*() const { return *current_; }
+  const value_type* operator->() const { return &*current_; }
+  DistributedStepCursor& operator++();
+  bool operator==(const DistributedStepCursor& o) const { return at_end() == o.at_end(); }
+  bool operator!=(const DistributedStepCursor& o) const { return !(*this == o); }
+
+ private:
+  bool at_end() const { return !current_.has_value(); }
+  std::shared_ptr<DistributedIterator> iterator_;
+  std::optional<value_type> current_;
+};
+
 }  // namespace troupe

@@ -174,3 +174,34 @@ TEST_F(InputTest, EachMakeIteratorStartsFromTheBeginning) {
 
 }  // namespace
 }  // namespace troupe::testing
+
+namespace troupe::testing {
+namespace {
+
+TEST_F(InputTest, RangeForVisitsEveryStepOnce) {
+  auto dist = distribute(3, data::Dataset::range(0, 10).batch(4));
+  std::vector<StepValues> seen;
+  for (const auto& step : dist) seen.push_back(values_of(step));
+  EXPECT_EQ(seen, drain(dist));
+  EXPECT_EQ(seen.size(), 3u);
+}
+
+TEST_F(InputTest, OneReplicaGetsEveryGlobalBatchWhole) {
+  auto steps = drain(distribute(1, data::Dataset::range(0, 5).batch(2)));
+  EXPECT_EQ(steps, (std::vector<StepValues>{{{0, 1}}, {{2, 3}}, {{4}}}));
+}
+
+TEST_F(InputTest, MultiComponentElementsGiveOnePerReplicaPerComponent) {
+  auto x = Tensor::from_vector<float>({4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  auto y = Tensor::from_vector<int64_t>({4}, {10, 11, 12, 13});
+  auto dist = distribute(2, data::Dataset::from_tensor_slices({x, y}).batch(4));
+  auto it = dist.make_iterator();
+  auto step = it.get_next();
+  ASSERT_EQ(step.size(), 2u);
+  EXPECT_EQ(step[0].at(1).to_vector<float>(), (std::vector<float>{4, 5, 6, 7}));
+  EXPECT_EQ(values_of(step, 1), (StepValues{{10, 11}, {12, 13}}));
+  EXPECT_EQ(step[0].devices(), strategy->extended().worker_devices());
+}
+
+}  // namespace
+}  // namespace troupe::testing
