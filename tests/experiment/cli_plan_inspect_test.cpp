@@ -92,3 +92,28 @@ TEST(CliInspect, MissingArgumentIsAUsageError) {
   EXPECT_EQ(p.wait(60s), 2);
   EXPECT_TRUE(contains(p.err(), "checkpoint")) << p.err();
 }
+
+TEST(CliInspect, TableVerifiesAndPrintsValues) {
+  std::string dir = temp_path("ckpt_table");
+  fs::remove_all(dir);
+  auto prefix = troupe::checkpoint::write_checkpoint(
+      dir, 12, {{"b", troupe::Tensor::from_vector<int64_t>(troupe::Shape{3}, {7, 8, 9})}});
+  ChildProcess p({"inspect", prefix + ".manifest", "--values", "--max-values", "2"});
+  ASSERT_EQ(p.wait(60s), 0) << p.err();
+  EXPECT_TRUE(contains(p.out(), "step 12, 1 tensor(s), 0 blob(s), all CRC32C verified")) << p.out();
+  EXPECT_TRUE(contains(p.out(), " 7 8\n")) << p.out();
+  EXPECT_FALSE(contains(p.out(), " 9")) << p.out();
+  fs::remove_all(dir);
+}
+
+TEST(CliInspect, NegativeMaxValuesIsAUsageError) {
+  ChildProcess p({"inspect", "/tmp", "--max-values", "-1"});
+  EXPECT_EQ(p.wait(60s), 2);
+  EXPECT_TRUE(contains(p.err(), "--max-values must be >= 0")) << p.err();
+}
+
+TEST(CliPlan, HelpDescribesJson) {
+  ChildProcess p({"plan", "--help"});
+  EXPECT_EQ(p.wait(60s), 0);
+  EXPECT_TRUE(contains(p.out(), "--json")) << p.out();
+}
