@@ -1,8 +1,10 @@
 // Failures reach the caller of get_next through the actor path, naming what is wrong: corrupt
-// and missing TFRecord files (file + byte offset), a throwing map function, a dead input worker.
+// and missing TFRecord files (file + byte offset), a throwing map function, a dead input worker,
+// a silent one (request timeout).
 #include <caf/all.hpp>
 
 #include <fstream>
+#include <future>
 
 #include "tests/input/input_test_util.hpp"
 
@@ -103,6 +105,41 @@ TEST_F(InputTest, DeadInputWorkerGivesAnErrorNotAHang) {
         << e.what();
   }
   EXPECT_ERROR_CONTAINS(it.save(), "input worker 1 did not answer save");
+}
+
+}  // namespace
+}  // namespace troupe::testing
+
+
+namespace troupe::testing {
+namespace {
+
+TEST_F(InputTest, SilentInputWorkerTimesOutInsteadOfHanging) {
+  // The generator blocks until the test opens the gate, so the worker cannot answer a pull.
+  auto gate = std::make_shared<std::promise<void>>();
+  std::shared_future<void> opened = gate->get_future().share();
+  data::ElementSpec spec{{DType::int64, {}}};
+  auto ds = data::Dataset::from_generator(
+                [opened](int64_t i) -> std::optional<data::Element> {
+                  opened.wait();
+                  if (i >= 4) return std::nullopt;
+                  return data::Element{Tensor::from_scalar<int64_t>(i)};
+                },
+                spec)
+                .batch(2);
+  InputOptions o;
+  o.request_timeout = std::chrono::milliseconds(50);
+  auto dist = distribute(2, ds, o);
+  auto it = dist.make_iterator();
+  try {
+    it.get_next();
+    ADD_FAILURE() << "expected deadline_exceeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input worker 0 did not answer a pull"), std::string::npos)
+        << e.what();
+  }
+  gate->set_value();  // let the actor finish so the iterator can exit it
 }
 
 }  // namespace
