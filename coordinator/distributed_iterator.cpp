@@ -68,18 +68,24 @@ struct DistributedIterator::Impl {
     workers.clear();
   }
 
-  // Each worker's answer for this step, in worker order; throws on the first failure.
+  // Each worker's answer for this step, in worker order; throws on the first failure. All
+  // requests go out before the first answer is awaited, so the workers answer in parallel.
   std::vector<input_step_msg> pull_all() {
     std::vector<input_step_msg> steps(workers.size());
+    using handle = decltype((*self)->request(workers[0], config.options.request_timeout,
+                                             input_pull_msg{step}));
+    std::vector<handle> pending;
+    pending.reserve(workers.size());
+    for (auto& w : workers)
+      pending.push_back((*self)->request(w, config.options.request_timeout, input_pull_msg{step}));
+    std::optional<Error> failure;
+    for (size_t i = 0; i < workers.size(); ++i)
+      pending[i].receive([&](input_step_msg& m) { steps[i] = std::move(m); },
+                         [&](caf::error& err) {
+                           if (!failure) failure = worker_unreachable(*system, i, "a pull", err);
+                         });
+    if (failure) throw *failure;
     for (size_t i = 0; i < workers.size(); ++i) {
-      std::optional<Error> failure;
-      (*self)
-          ->request(workers[i], config.options.request_timeout, input_pull_msg{step})
-          .receive([&](input_step_msg& m) { steps[i] = std::move(m); },
-                   [&](caf::error& err) {
-                     failure = worker_unreachable(*system, i, "a pull", err);
-                   });
-      if (failure) throw *failure;
       if (steps[i].error_code != 0)
         throw Error(static_cast<Code>(steps[i].error_code), steps[i].error_message);
       if (steps[i].has_data.size() != size_t(config.replicas_per_worker) ||
