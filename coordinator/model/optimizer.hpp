@@ -2,11 +2,13 @@
 // Optimizers over distributed variables (tf.keras.optimizers on a strategy): SGD, momentum
 // (optionally Nesterov), Adam, Adagrad. Slots are distributed variables named `<var>/<slot>`
 // ("dense/kernel/m"). apply_gradients() in replica context either
-//  - all_reduce path (default, measured faster): one fused ReplicaContext::all_reduce(SUM) of
-//    every dense gradient, then each replica updates its own component — equivalent to a
-//    mirrored update because every replica applies the identical reduced gradient; or
-//  - merge path (spec variables.md §2.6): one merge_call, batch_reduce_to(SUM) of all
-//    gradients, then extended().update() per variable.
+//  - merge path (default; spec variables.md §2.6): one merge_call, batch_reduce_to(SUM) of all
+//    gradients (fused), then extended().update() per variable; or
+//  - all_reduce path: one fused ReplicaContext::all_reduce(SUM) of every dense gradient, then
+//    each replica updates its own component — equivalent to a mirrored update because every
+//    replica applies the identical reduced gradient.
+// `troupe bench train` measured the two within the noise of each other on 2 CPU replicas, the
+// merge path ahead in 10 of 15 paired runs (docs/models.md), hence the default.
 // Row (sparse) gradients are concatenated across replicas (IndexedSlices all-gather) and always
 // take the merge path.
 
@@ -36,7 +38,7 @@ struct OptimizerConfig {
 /// "sgd", "momentum", "adam", "adagrad" (invalid_argument naming the text otherwise).
 OptimizerKind parse_optimizer_kind(const std::string& text);
 
-/// How apply_gradients synchronises.
+/// How apply_gradients synchronises (see the file comment).
 enum class ApplyPath { all_reduce, merge_call };
 
 /// An optimizer bound to a list of variables (create it inside the strategy's scope).
@@ -55,7 +57,7 @@ class Optimizer {
   /// Replica context: reduces this replica's gradients (one per variable, in order) with the
   /// other replicas' by SUM and applies them.
   void apply_gradients(ReplicaContext& ctx, const std::vector<Gradient>& grads,
-                       ApplyPath path = ApplyPath::all_reduce);
+                       ApplyPath path = ApplyPath::merge_call);
   /// Applies already-reduced gradients to component `replica` of every variable (what both
   /// paths end in; also usable directly in cross-replica context for one device).
   void apply_to_replica(int replica, const std::vector<Gradient>& reduced);

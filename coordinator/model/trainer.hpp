@@ -39,7 +39,7 @@ class TrainMetrics {
 class Trainer {
  public:
   Trainer(Strategy& strategy, std::shared_ptr<const Model> model, OptimizerConfig optimizer,
-          ApplyPath path = ApplyPath::all_reduce);
+          ApplyPath path = ApplyPath::merge_call);
 
   Strategy& strategy() { return strategy_; }
   const Model& model() const { return *model_; }
