@@ -85,8 +85,7 @@ struct TrainResult {
 class TrainingRun {
  public:
   TrainingRun(Runtime& runtime, int replicas, ApplyPath path, const Batches& data)
-      : replicas_(replicas), path_(path),
-        strategy_(runtime.system(), cpu_devices(replicas)) {
+      : replicas_(replicas), path_(path), strategy_(runtime.system(), cpu_devices(replicas)) {
     // Scopes are per thread and do not nest across strategies: enter it only while in use.
     auto scope = strategy_.scope();
     trainer_ = std::make_unique<Trainer>(strategy_, make_mlp(mlp_config()),
@@ -137,7 +136,8 @@ double measure_parallel_sgemm_gflops(const Ops& ops, int threads) {
   std::vector<double> rates(size_t(threads), 0.0);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { rates[size_t(t)] = measure_sgemm_gflops(ops, kGlobalBatch / 2, 5); });
+    pool.emplace_back(
+        [&, t] { rates[size_t(t)] = measure_sgemm_gflops(ops, kGlobalBatch / 2, 5); });
   for (auto& th : pool) th.join();
   double total = 0;
   for (double r : rates) total += r;
@@ -154,13 +154,14 @@ int run_train_bench(const std::vector<std::string>& args) {
   po::options_description options("troupe bench train options");
   bool json = false;
   int steps = 20, warmup = 5, rounds = 5;
-  options.add_options()
-      ("json", po::bool_switch(&json), "print one JSON object instead of a table")
-      ("steps", po::value(&steps)->default_value(20), "timed steps per round and configuration")
-      ("rounds", po::value(&rounds)->default_value(5), "interleaved rounds; the best is reported")
-      ("warmup", po::value(&warmup)->default_value(5), "untimed steps first");
+  options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
+      "steps", po::value(&steps)->default_value(20), "timed steps per round and configuration")(
+      "rounds", po::value(&rounds)->default_value(5), "interleaved rounds; the best is reported")(
+      "warmup", po::value(&warmup)->default_value(5), "untimed steps first");
   po::variables_map vm;
-  if (!parse_command_line("troupe bench train [--json] [--steps N]", args, options, vm)) return 0;
+  if (!parse_command_line("troupe bench train [--json] [--steps N] [--rounds N]", args, options,
+                          vm))
+    return 0;
   if (steps < 1) throw po::error("--steps must be >= 1, got " + std::to_string(steps));
   if (rounds < 1) throw po::error("--rounds must be >= 1, got " + std::to_string(rounds));
   if (warmup < 0) throw po::error("--warmup must be >= 0, got " + std::to_string(warmup));
@@ -179,8 +180,7 @@ int run_train_bench(const std::vector<std::string>& args) {
   // least disturbed by others (the limit below is a best-of too).
   std::vector<double> best(runs.size(), 0.0);
   for (int round = 0; round < rounds; ++round)
-    for (size_t i = 0; i < runs.size(); ++i)
-      best[i] = std::max(best[i], runs[i]->run(steps));
+    for (size_t i = 0; i < runs.size(); ++i) best[i] = std::max(best[i], runs[i]->run(steps));
   double sgemm = std::max(measure_sgemm_gflops(ops, kGlobalBatch, 5),
                           measure_sgemm_gflops(ops, kGlobalBatch / 2, 5));
   const double limit = sgemm * 1e9 / flops_per_example();

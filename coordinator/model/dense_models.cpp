@@ -44,8 +44,7 @@ class DenseStack : public Model {
   }
 
   ModelOutput compute(const Ops& ops, const std::vector<Tensor>& params, const Tensor& features,
-                      const Tensor& labels, int64_t global_batch,
-                      bool with_grads) const override {
+                      const Tensor& labels, int64_t global_batch, bool with_grads) const override {
     std::vector<Tensor> pre, post;  // per layer: pre-activation, and the layer's input
     Tensor out = run_forward(ops, params, features, pre, post);
     LossWithGrad loss = head_ == Head::mse

@@ -55,11 +55,11 @@ class EmbeddingModel : public Model {
 
   std::vector<NamedTensor> initial_parameters() const override {
     // Keras' Embedding default: uniform(-0.05, 0.05); larger here so dot products are not ~0.
-    return {{"embedding/users", Tensor::random_uniform(Shape{config_.users, config_.dim},
-                                                       config_.seed, -0.5, 0.5, config_.dtype)},
-            {"embedding/items", Tensor::random_uniform(Shape{config_.items, config_.dim},
-                                                       config_.seed + 1, -0.5, 0.5,
-                                                       config_.dtype)}};
+    return {
+        {"embedding/users", Tensor::random_uniform(Shape{config_.users, config_.dim}, config_.seed,
+                                                   -0.5, 0.5, config_.dtype)},
+        {"embedding/items", Tensor::random_uniform(Shape{config_.items, config_.dim},
+                                                   config_.seed + 1, -0.5, 0.5, config_.dtype)}};
   }
 
   Tensor forward(const Ops& ops, const std::vector<Tensor>& params,
@@ -69,8 +69,7 @@ class EmbeddingModel : public Model {
   }
 
   ModelOutput compute(const Ops& ops, const std::vector<Tensor>& params, const Tensor& features,
-                      const Tensor& labels, int64_t global_batch,
-                      bool with_grads) const override {
+                      const Tensor& labels, int64_t global_batch, bool with_grads) const override {
     Tensor u, v;
     Tensor ratings = predict(ops, params, features, u, v);
     LossWithGrad loss = mean_squared_error(ops, ratings, labels, global_batch);
@@ -78,10 +77,12 @@ class EmbeddingModel : public Model {
     result.stats = loss.stats;
     if (!with_grads) return result;
     const bool f64 = config_.dtype == DType::float64;
-    result.grads.push_back({f64 ? scale_rows<double>(loss.grad, v) : scale_rows<float>(loss.grad, v),
-                            id_column(features, 0)});
-    result.grads.push_back({f64 ? scale_rows<double>(loss.grad, u) : scale_rows<float>(loss.grad, u),
-                            id_column(features, 1)});
+    result.grads.push_back(
+        {f64 ? scale_rows<double>(loss.grad, v) : scale_rows<float>(loss.grad, v),
+         id_column(features, 0)});
+    result.grads.push_back(
+        {f64 ? scale_rows<double>(loss.grad, u) : scale_rows<float>(loss.grad, u),
+         id_column(features, 1)});
     return result;
   }
 
@@ -97,8 +98,10 @@ class EmbeddingModel : public Model {
     u = ops.gather_rows(params[0], id_column(features, 0));
     v = ops.gather_rows(params[1], id_column(features, 1));
     Tensor ratings(config_.dtype, Shape{features.shape()[0], 1});
-    if (config_.dtype == DType::float64) row_dots<double>(u, v, ratings);
-    else row_dots<float>(u, v, ratings);
+    if (config_.dtype == DType::float64)
+      row_dots<double>(u, v, ratings);
+    else
+      row_dots<float>(u, v, ratings);
     return ratings;
   }
 

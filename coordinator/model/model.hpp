@@ -44,9 +44,9 @@ struct Gradient {
 
 /// Loss statistics of one (replica) batch.
 struct LossStats {
-  double loss_sum = 0;   ///< sum of per-example losses (not divided)
-  int64_t correct = 0;   ///< classifiers: examples whose argmax is the label; else 0
-  int64_t rows = 0;      ///< examples in the batch
+  double loss_sum = 0;  ///< sum of per-example losses (not divided)
+  int64_t correct = 0;  ///< classifiers: examples whose argmax is the label; else 0
+  int64_t rows = 0;     ///< examples in the batch
 };
 
 /// Loss statistics and, when asked for, gradients in parameter order.

@@ -44,7 +44,9 @@ Tensor concat_rows(const std::vector<Tensor>& parts) {
 
 Optimizer::Optimizer(Strategy& strategy, OptimizerConfig config,
                      std::vector<DistributedVariable> vars)
-    : strategy_(strategy), config_(config), vars_(std::move(vars)),
+    : strategy_(strategy),
+      config_(config),
+      vars_(std::move(vars)),
       iterations_(size_t(strategy.num_replicas_in_sync()), 0) {
   for (auto& var : vars_) {
     std::vector<DistributedVariable> slots;
@@ -85,14 +87,18 @@ void Optimizer::apply_one(int replica, size_t var_index, const Gradient& g) {
   switch (config_.kind) {
     case OptimizerKind::sgd: {
       SgdOptions o{config_.learning_rate};
-      if (g.is_sparse()) ops.sparse_apply_sgd(var, g.indices, g.values, o);
-      else ops.apply_sgd(var, g.values, o);
+      if (g.is_sparse())
+        ops.sparse_apply_sgd(var, g.indices, g.values, o);
+      else
+        ops.apply_sgd(var, g.values, o);
       return;
     }
     case OptimizerKind::momentum: {
       MomentumOptions o{config_.learning_rate, config_.momentum, config_.nesterov};
-      if (g.is_sparse()) ops.sparse_apply_momentum(var, slot_value(0), g.indices, g.values, o);
-      else ops.apply_momentum(var, slot_value(0), g.values, o);
+      if (g.is_sparse())
+        ops.sparse_apply_momentum(var, slot_value(0), g.indices, g.values, o);
+      else
+        ops.apply_momentum(var, slot_value(0), g.values, o);
       return;
     }
     case OptimizerKind::adam: {
@@ -100,13 +106,16 @@ void Optimizer::apply_one(int replica, size_t var_index, const Gradient& g) {
                     iterations_[size_t(replica)] + 1};
       if (g.is_sparse())
         ops.sparse_apply_adam(var, slot_value(0), slot_value(1), g.indices, g.values, o);
-      else ops.apply_adam(var, slot_value(0), slot_value(1), g.values, o);
+      else
+        ops.apply_adam(var, slot_value(0), slot_value(1), g.values, o);
       return;
     }
     case OptimizerKind::adagrad: {
       AdagradOptions o{config_.learning_rate, config_.epsilon};
-      if (g.is_sparse()) ops.sparse_apply_adagrad(var, slot_value(0), g.indices, g.values, o);
-      else ops.apply_adagrad(var, slot_value(0), g.values, o);
+      if (g.is_sparse())
+        ops.sparse_apply_adagrad(var, slot_value(0), g.indices, g.values, o);
+      else
+        ops.apply_adagrad(var, slot_value(0), g.values, o);
       return;
     }
   }
@@ -123,17 +132,16 @@ void Optimizer::apply_to_replica(int replica, const std::vector<Gradient>& reduc
 void Optimizer::apply_gradients(ReplicaContext& ctx, const std::vector<Gradient>& grads,
                                 ApplyPath path) {
   if (grads.size() != vars_.size())
-    throw invalid_argument("apply_gradients: " + std::to_string(grads.size()) +
-                           " gradients for " + std::to_string(vars_.size()) + " variables");
+    throw invalid_argument("apply_gradients: " + std::to_string(grads.size()) + " gradients for " +
+                           std::to_string(vars_.size()) + " variables");
   bool any_sparse = false;
   for (auto& g : grads) any_sparse = any_sparse || g.is_sparse();
   if (path == ApplyPath::merge_call || any_sparse) return apply_by_merge_call(ctx, grads);
   std::vector<Tensor> values;
   values.reserve(grads.size());
   for (auto& g : grads) values.push_back(g.values);
-  std::vector<Tensor> reduced = ctx.num_replicas_in_sync() == 1
-                                    ? values
-                                    : ctx.all_reduce(ReduceOp::sum, values);
+  std::vector<Tensor> reduced =
+      ctx.num_replicas_in_sync() == 1 ? values : ctx.all_reduce(ReduceOp::sum, values);
   std::vector<Gradient> summed(grads.size());
   for (size_t k = 0; k < grads.size(); ++k) summed[k].values = reduced[k];
   apply_to_replica(ctx.replica_id_in_sync_group(), summed);
@@ -172,8 +180,11 @@ void Optimizer::apply_by_merge_call(ReplicaContext& ctx, const std::vector<Gradi
           vars_[k],
           [this, k, sparse](Variable&, const std::vector<Tensor>& a) {
             Gradient g;
-            if (sparse) { g.indices = a.at(0); g.values = a.at(1); }
-            else g.values = a.at(0);
+            if (sparse) {
+              g.indices = a.at(0);
+              g.values = a.at(1);
+            } else
+              g.values = a.at(0);
             apply_one(current_replica_id(), k, g);
             return Tensor();
           },

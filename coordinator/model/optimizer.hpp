@@ -21,6 +21,7 @@
 
 namespace troupe {
 
+/// The update rule (Keras names; formulas are TF's Apply* kernels, docs/kernels.md).
 enum class OptimizerKind { sgd, momentum, adam, adagrad };
 
 /// Hyper-parameters; fields a kind does not use are ignored.
@@ -53,6 +54,8 @@ class Optimizer {
   DistributedVariable& slot(size_t var_index, const std::string& slot);
   /// Steps applied so far (as seen by replica 0).
   int64_t iterations() const { return iterations_.at(0); }
+  /// Sets every replica's step count (restoring a checkpoint: Adam's bias correction uses it).
+  void set_iterations(int64_t n) { iterations_.assign(iterations_.size(), n); }
 
   /// Replica context: reduces this replica's gradients (one per variable, in order) with the
   /// other replicas' by SUM and applies them.

@@ -21,7 +21,8 @@ double read_scalar(const DistributedVariable& v) { return v.value().scalar<doubl
 
 int64_t rows_of(const ValueArg& value, int replicas) {
   int64_t rows = 0;
-  for (int r = 0; r < replicas; ++r) rows += value.for_replica(size_t(r), size_t(replicas)).shape()[0];
+  for (int r = 0; r < replicas; ++r)
+    rows += value.for_replica(size_t(r), size_t(replicas)).shape()[0];
   return rows;
 }
 
@@ -54,11 +55,14 @@ void TrainMetrics::reset() {
     v->restore(Tensor::zeros(DType::float64, Shape{}));
 }
 
-Trainer::Trainer(Strategy& strategy, std::shared_ptr<const Model> model,
-                 OptimizerConfig optimizer, ApplyPath path)
-    : strategy_(strategy), model_(std::move(model)),
+Trainer::Trainer(Strategy& strategy, std::shared_ptr<const Model> model, OptimizerConfig optimizer,
+                 ApplyPath path)
+    : strategy_(strategy),
+      model_(std::move(model)),
       variables_(create_parameters(strategy, *model_)),
-      optimizer_(strategy, optimizer, variables_), metrics_(strategy), path_(path) {}
+      optimizer_(strategy, optimizer, variables_),
+      metrics_(strategy),
+      path_(path) {}
 
 std::vector<Tensor> Trainer::replica_parameters(int replica) const {
   std::vector<Tensor> params;
@@ -68,12 +72,11 @@ std::vector<Tensor> Trainer::replica_parameters(int replica) const {
 }
 
 std::vector<Tensor> Trainer::replica_step(ReplicaContext& ctx, const Tensor& features,
-                                          const Tensor& labels, int64_t global_batch,
-                                          bool train) {
+                                          const Tensor& labels, int64_t global_batch, bool train) {
   const int replica = ctx.replica_id_in_sync_group();
   Ops ops(*strategy_.kernels());
-  ModelOutput out = model_->compute(ops, replica_parameters(replica), features, labels,
-                                    global_batch, train);
+  ModelOutput out =
+      model_->compute(ops, replica_parameters(replica), features, labels, global_batch, train);
   metrics_.record(out.stats);
   if (train) optimizer_.apply_gradients(ctx, out.grads, path_);
   return {Tensor::from_scalar<double>(out.stats.loss_sum),

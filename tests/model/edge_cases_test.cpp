@@ -89,8 +89,11 @@ TEST_F(ModelEdgeCases, StepAndHelperErrorsNameTheBadInput) {
   c.input_dim = 2;
   Trainer trainer(s, registry.create_model("linear", c), {});
   StepFn step = registry.make_step("train_step", trainer);
-  expect_error([&] { s.run(step, {Tensor::zeros(DType::float32, {2, 2})}); },
-               {"train/eval step takes (features, labels), got 1 arguments"});
+  expect_error(
+      [&] {
+        s.run(step, {Tensor::zeros(DType::float32, {2, 2})});
+      },
+      {"train/eval step takes (features, labels), got 1 arguments"});
   expect_error([] { concat_rows({}); }, {"concat_rows: no parts"});
   expect_error(
       [] {
@@ -104,8 +107,8 @@ TEST_F(ModelEdgeCases, StepAndHelperErrorsNameTheBadInput) {
       {"concat_rows: part 1 float32[1, 3] does not match part 0 float32[1, 2]"});
   expect_error([] { concat_rows({Tensor::from_scalar<float>(1)}); },
                {"concat_rows: part 0 float32[] has no rows"});
-  Tensor joined =
-      concat_rows({Tensor::from_vector<int64_t>({1}, {4}), Tensor::from_vector<int64_t>({2}, {5, 6})});
+  Tensor joined = concat_rows(
+      {Tensor::from_vector<int64_t>({1}, {4}), Tensor::from_vector<int64_t>({2}, {5, 6})});
   EXPECT_EQ(joined.to_vector<int64_t>(), (std::vector<int64_t>{4, 5, 6}));
   expect_error([] { host_sum(Tensor::zeros(DType::int32, {2})); },
                {"host_sum: expected float32 or float64, got int32[2]"});
@@ -119,6 +122,9 @@ TEST_F(ModelEdgeCases, StepAndHelperErrorsNameTheBadInput) {
   for (auto& p : embedding->initial_parameters()) params.push_back(p.value);
   auto kernels = default_kernels();
   Ops ops(*kernels);
-  expect_error([&] { embedding->forward(ops, params, Tensor::zeros(DType::int64, {2, 3})); },
-               {"model 'embedding' expects features [batch, 2] (user, item), got int64[2, 3]"});
+  expect_error(
+      [&] {
+        embedding->forward(ops, params, Tensor::zeros(DType::int64, {2, 3}));
+      },
+      {"model 'embedding' expects features [batch, 2] (user, item), got int64[2, 3]"});
 }

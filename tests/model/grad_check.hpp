@@ -23,9 +23,8 @@ inline Tensor densify(const Ops& ops, const Gradient& g, const Tensor& param) {
 
 /// Compares every analytic gradient element with a central difference of
 /// loss_sum / global_batch.
-inline void expect_gradients_match(const Model& model, const Tensor& features,
-                                   const Tensor& labels, int64_t global_batch,
-                                   double tolerance = 1e-6) {
+inline void expect_gradients_match(const Model& model, const Tensor& features, const Tensor& labels,
+                                   int64_t global_batch, double tolerance = 1e-6) {
   auto kernels = default_kernels();
   Ops ops(*kernels);
   std::vector<Tensor> params;

@@ -15,7 +15,9 @@ ModelConfig f64_config() {
   return c;
 }
 
-Tensor labels_of(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>({int64_t(v.size())}, v); }
+Tensor labels_of(std::vector<int64_t> v) {
+  return Tensor::from_vector<int64_t>({int64_t(v.size())}, v);
+}
 
 }  // namespace
 
@@ -85,7 +87,7 @@ TEST(Losses, MseAndCrossEntropyValuesAndGlobalBatchScaling) {
   Tensor p = Tensor::from_vector<float>({2, 1}, {1, 3});
   Tensor y = Tensor::from_vector<float>({2}, {0, 1});
   auto mse = mean_squared_error(ops, p, y, 4);
-  EXPECT_DOUBLE_EQ(mse.stats.loss_sum, 5.0);  // 1 + 4
+  EXPECT_DOUBLE_EQ(mse.stats.loss_sum, 5.0);                                 // 1 + 4
   EXPECT_EQ(mse.grad.to_vector<float>(), (std::vector<float>{0.5f, 1.0f}));  // 2 d / 4
   Tensor logits = Tensor::from_vector<float>({2, 2}, {0, 0, 2, 0});
   auto xent = sparse_softmax_cross_entropy(ops, logits, labels_of({1, 0}), 2);
@@ -98,10 +100,16 @@ TEST(Losses, ErrorsNameTheBadInput) {
   auto kernels = default_kernels();
   Ops ops(*kernels);
   Tensor p = Tensor::from_vector<float>({2, 1}, {1, 3});
-  expect_error([&] { mean_squared_error(ops, p, Tensor::from_vector<float>({3}, {0, 1, 2}), 2); },
-               {"labels float32[3] do not match predictions float32[2, 1]"});
-  expect_error([&] { mean_squared_error(ops, p, Tensor::from_vector<float>({2}, {0, 1}), 0); },
-               {"global batch size must be positive, got 0"});
+  expect_error(
+      [&] {
+        mean_squared_error(ops, p, Tensor::from_vector<float>({3}, {0, 1, 2}), 2);
+      },
+      {"labels float32[3] do not match predictions float32[2, 1]"});
+  expect_error(
+      [&] {
+        mean_squared_error(ops, p, Tensor::from_vector<float>({2}, {0, 1}), 0);
+      },
+      {"global batch size must be positive, got 0"});
 }
 
 TEST(ModelErrors, BadConfigsAndInputsAreNamed) {
@@ -112,10 +120,16 @@ TEST(ModelErrors, BadConfigsAndInputsAreNamed) {
   auto model = make_linear_regression(c);
   std::vector<Tensor> params;
   for (auto& p : model->initial_parameters()) params.push_back(p.value);
-  expect_error([&] { model->forward(ops, params, Tensor::zeros(DType::float32, {2, 4})); },
-               {"model 'linear' expects features [batch, 3], got float32[2, 4]"});
-  expect_error([&] { model->forward(ops, {params[0]}, Tensor::zeros(DType::float32, {2, 3})); },
-               {"model 'linear' takes 2 parameters, got 1"});
+  expect_error(
+      [&] {
+        model->forward(ops, params, Tensor::zeros(DType::float32, {2, 4}));
+      },
+      {"model 'linear' expects features [batch, 3], got float32[2, 4]"});
+  expect_error(
+      [&] {
+        model->forward(ops, {params[0]}, Tensor::zeros(DType::float32, {2, 3}));
+      },
+      {"model 'linear' takes 2 parameters, got 1"});
   c.hidden = {0};
   expect_error([&] { make_mlp(c); }, {"model 'mlp': layer widths must be positive, got 0"});
   expect_error([&] { make_embedding_model(ModelConfig{}); },

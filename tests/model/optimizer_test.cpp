@@ -10,8 +10,7 @@ using namespace troupe::testing;
 
 namespace {
 
-class Optimizers : public StrategyTest,
-                   public ::testing::WithParamInterface<ApplyPath> {};
+class Optimizers : public StrategyTest, public ::testing::WithParamInterface<ApplyPath> {};
 
 // Replica r's gradient for the vector variable: base * (r + 1).
 const std::vector<float> kInitial{1.0f, -2.0f};
@@ -41,7 +40,8 @@ Trained train(Strategy& s, OptimizerConfig config, ApplyPath path, int steps) {
 // The summed gradient of 2 replicas: base * (1 + 2).
 double summed(size_t i) { return 3.0 * kBase[i]; }
 
-void expect_components(const std::vector<std::vector<float>>& got, const std::vector<double>& want) {
+void expect_components(const std::vector<std::vector<float>>& got,
+                       const std::vector<double>& want) {
   for (auto& component : got)
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(component[i], want[i], 1e-6) << i;
 }
@@ -136,8 +136,8 @@ TEST_F(OptimizerSparse, RowGradientsFromEveryReplicaAreGatheredAndApplied) {
     // Replica 0 touches row 1, replica 1 rows 1 and 2: row 1 gets both (duplicates add).
     int r = c.replica_id_in_sync_group();
     Gradient g;
-    g.indices = r == 0 ? Tensor::from_vector<int64_t>({1}, {1})
-                       : Tensor::from_vector<int64_t>({2}, {1, 2});
+    g.indices =
+        r == 0 ? Tensor::from_vector<int64_t>({1}, {1}) : Tensor::from_vector<int64_t>({2}, {1, 2});
     g.values = r == 0 ? Tensor::from_vector<float>({1, 2}, {1, 1})
                       : Tensor::from_vector<float>({2, 2}, {2, 2, 3, 3});
     opt.apply_gradients(c, {g});  // sparse: merge path even when all_reduce is asked
@@ -156,7 +156,8 @@ TEST(OptimizerErrors, UnknownKindsSlotsAndCountsAreNamed) {
   auto var = s.create_variable("w", vec({1}));
   Optimizer opt(s, {OptimizerKind::sgd, 1.0}, {var});
   expect_error([&] { opt.slot(0, "m"); }, {"optimizer has no slot 'm'"});
-  expect_error([&] { opt.apply_to_replica(0, {}); }, {"apply_gradients: 0 gradients for 1 variables"});
+  expect_error([&] { opt.apply_to_replica(0, {}); },
+               {"apply_gradients: 0 gradients for 1 variables"});
   opt.apply_to_replica(0, {Gradient{vec({0.5f}), {}}});
   EXPECT_EQ(var.value().to_vector<float>(), std::vector<float>{0.5f});
 }

@@ -34,7 +34,8 @@ double max_relative_difference(const std::vector<Tensor>& a, const std::vector<T
   for (size_t k = 0; k < a.size(); ++k) {
     auto x = a[k].to_vector<float>(), y = b[k].to_vector<float>();
     for (size_t i = 0; i < x.size(); ++i)
-      worst = std::max(worst, std::abs(double(x[i]) - y[i]) / std::max(1e-3, std::abs(double(y[i]))));
+      worst =
+          std::max(worst, std::abs(double(x[i]) - y[i]) / std::max(1e-3, std::abs(double(y[i]))));
   }
   return worst;
 }
@@ -67,8 +68,8 @@ TEST_F(Training, Equivalence_LinearRegression_1vs4) {
   EXPECT_GT(max_relative_difference(one, initial), 0.1);  // training really moved the weights
   auto four = train_params(runtime, 4, registry, "linear", c, batches, sgd);
   EXPECT_LT(max_relative_difference(four, one), 1e-5);
-  auto four_merge = train_params(runtime, 4, registry, "linear", c, batches, sgd,
-                                 ApplyPath::merge_call);
+  auto four_merge =
+      train_params(runtime, 4, registry, "linear", c, batches, sgd, ApplyPath::merge_call);
   EXPECT_LT(max_relative_difference(four_merge, one), 1e-5);
 }
 
@@ -89,8 +90,8 @@ TEST_F(Training, Mlp_1_2_4ReplicasAgreeAfterAFewSteps) {
   OptimizerConfig momentum{OptimizerKind::momentum, 0.1, 0.9};
   auto one = train_params(runtime, 1, registry, "mlp", c, batches, momentum);
   for (int n : {2, 4})
-    EXPECT_LT(max_relative_difference(train_params(runtime, n, registry, "mlp", c, batches, momentum),
-                                      one),
+    EXPECT_LT(max_relative_difference(
+                  train_params(runtime, n, registry, "mlp", c, batches, momentum), one),
               1e-4)
         << n << " replicas";
 }
