@@ -16,6 +16,7 @@ struct Command {
   int (*run)(const std::vector<std::string>& args);
 };
 
+int run_run_command(const std::vector<std::string>& args);
 int run_serve_command(const std::vector<std::string>& args);
 int run_echo_command(const std::vector<std::string>& args);
 int run_bench_command(const std::vector<std::string>& args);
@@ -25,6 +26,8 @@ int run_inspect_command(const std::vector<std::string>& args);
 
 /// Every subcommand, in help order.
 inline constexpr Command kCommands[] = {
+    {"run", "train an experiment file (default: the embedded MLP demo) with checkpoints and logs",
+     run_run_command},
     {"serve", "publish an authenticated tensor service on 127.0.0.1 and print its PORT",
      run_serve_command},
     {"echo", "send a tensor to a `troupe serve` node and check every byte that comes back",

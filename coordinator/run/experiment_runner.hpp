@@ -1,0 +1,43 @@
+#pragma once
+// `troupe run`: trains an experiment end to end on one process — strategy, model, optimizer,
+// distributed input — with progress, metrics.csv, TensorBoard events, an optional Chrome trace,
+// checkpoints every `checkpoint_every` steps and at the end (also when stopped), and exact resume.
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "messages/proto/experiment.pb.h"
+
+namespace troupe {
+
+/// How to run.
+struct RunOptions {
+  bool resume = false;               ///< continue from the newest checkpoint in the run directory
+  std::string run_dir;               ///< overrides train.checkpoint_dir (default runs/<name>)
+  std::string timeline_path;         ///< write a Chrome trace here when set
+  int64_t steps = 0;                 ///< overrides train.steps when > 0
+  std::FILE* out = stdout;           ///< progress and summary
+  bool tty = false;                  ///< progress bar instead of log lines
+  const std::atomic<bool>* stop = nullptr;  ///< set asynchronously (Ctrl-C): checkpoint and stop
+};
+
+/// What a run did.
+struct RunSummary {
+  int64_t first_step = 0;   ///< 0, or the step resumed from
+  int64_t last_step = 0;    ///< steps completed in total
+  bool interrupted = false;
+  double final_loss = 0;    ///< mean loss over the last logged window
+  double final_accuracy = -1;
+  double examples_per_s = 0;
+  std::string run_dir, checkpoint, events_file, metrics_csv, timeline;
+};
+
+/// Runs `experiment` on `system`; throws troupe::Error naming the problem (bad config, missing
+/// checkpoint, corrupt checkpoint — nothing is half-loaded).
+RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& experiment,
+                          const RunOptions& options);
+
+}  // namespace troupe

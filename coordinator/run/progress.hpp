@@ -1,0 +1,48 @@
+#pragma once
+// What a user watches during `troupe run`: a progress bar redrawn in place on a terminal (step,
+// steps/s, examples/s, loss, ETA), plain log lines otherwise, and metrics.csv for later.
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace troupe {
+
+/// One logged window of training.
+struct ProgressPoint {
+  int64_t step = 0;
+  int64_t total_steps = 0;
+  double loss = 0;
+  double accuracy = -1;  ///< < 0 when the model has none
+  double steps_per_s = 0;
+  double examples_per_s = 0;
+};
+
+/// Renders progress to a stream and appends metrics.csv.
+class ProgressReporter {
+ public:
+  /// `tty`: redraw one line in place; otherwise one line per log(). csv_path empty: no CSV.
+  ProgressReporter(std::FILE* out, bool tty, const std::string& csv_path);
+  ~ProgressReporter();
+  ProgressReporter(const ProgressReporter&) = delete;
+  ProgressReporter& operator=(const ProgressReporter&) = delete;
+
+  /// Every step: redraws the bar on a TTY (at most 10 times a second).
+  void tick(const ProgressPoint& p);
+  /// Every log_every steps: a log line (TTY: a bar line is kept), a CSV row.
+  void log(const ProgressPoint& p);
+  /// Ends the bar line on a TTY.
+  void finish();
+  /// "step 50/1000 loss=0.4312 accuracy=0.875 steps/s=21.3 examples/s=5452 eta=45s".
+  static std::string format(const ProgressPoint& p);
+
+ private:
+  std::FILE* out_;
+  bool tty_;
+  std::FILE* csv_ = nullptr;
+  std::chrono::steady_clock::time_point last_draw_{};
+  bool bar_open_ = false;
+};
+
+}  // namespace troupe
