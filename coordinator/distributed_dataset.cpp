@@ -49,6 +49,7 @@ DistributedDataset experimental_distribute_dataset(caf::actor_system& system, St
   config.replicas_per_worker = plan.replicas_per_worker;
   config.devices = strategy.extended().worker_devices();
   config.options = options;
+  config.strategy = &strategy;
   std::vector<data::AutoShardPolicy> applied;
   std::vector<std::string> warnings;
   for (int64_t i = 0; i < plan.num_workers; ++i) {
@@ -75,6 +76,7 @@ DistributedDataset distribute_datasets_from_function(caf::actor_system& system,
   config.replicas_per_worker = plan.replicas_per_worker;
   config.devices = strategy.extended().worker_devices();
   config.options = options;
+  config.strategy = &strategy;
   for (const auto& context : data::input_contexts_for_workers(plan.num_workers, n))
     config.worker_datasets.push_back(dataset_fn(context));
   // Spec §2.9: the element spec comes from the last dataset built.

@@ -5,6 +5,8 @@
 #include <caf/all.hpp>
 
 #include "actors/dataset_iterator.hpp"
+#include "coordinator/context.hpp"
+#include "coordinator/strategy.hpp"
 #include "core/crc32c.hpp"
 #include "core/data/partial_batch.hpp"
 #include "core/status.hpp"
@@ -98,6 +100,11 @@ struct DistributedIterator::Impl {
   }
 
   std::optional<std::vector<PerReplica>> next() {
+    // Spec §2.8.4: get_next runs in its own strategy's scope; another strategy's is an error.
+    const Strategy* current = current_strategy();
+    if (config.strategy && current && current != config.strategy)
+      throw failed_precondition("get_next: this distributed iterator belongs to another strategy "
+                                "than the current " + current->name() + " scope");
     if (ended) return std::nullopt;
     auto steps = pull_all();
     ++step;

@@ -26,6 +26,9 @@ struct DistributedIteratorConfig {
   data::ElementSpec element_spec;    ///< per-replica spec; dummies are built from it
   std::vector<std::string> devices;  ///< one per replica, worker-major
   InputOptions options;
+  /// The strategy the dataset was distributed for: get_next refuses to run while a different
+  /// strategy's scope is current (only compared, never dereferenced).
+  const void* strategy = nullptr;
 };
 
 /// Iterates a distributed dataset: one PerReplica per element component per step.
@@ -41,7 +44,8 @@ class DistributedIterator {
   /// The next step: result[c] holds component c of every replica's batch, replica order.
   /// Throws out_of_range at the end of the data, the pipeline's own error (naming file and
   /// offset) when an input worker failed, unavailable/deadline_exceeded when one is gone or
-  /// does not answer within InputOptions::request_timeout.
+  /// does not answer within InputOptions::request_timeout, failed_precondition inside the scope
+  /// of a different strategy.
   std::vector<PerReplica> get_next();
   /// Like get_next, but nullopt at the end of the data.
   std::optional<std::vector<PerReplica>> get_next_as_optional();

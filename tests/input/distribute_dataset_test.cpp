@@ -205,3 +205,24 @@ TEST_F(InputTest, MultiComponentElementsGiveOnePerReplicaPerComponent) {
 
 }  // namespace
 }  // namespace troupe::testing
+
+namespace troupe::testing {
+namespace {
+
+TEST_F(InputTest, GetNextInsideAnotherStrategysScopeIsAnError) {
+  auto dist = distribute(2, data::Dataset::range(0, 4).batch(2));
+  auto it = dist.make_iterator();
+  {
+    auto own = strategy->scope();
+    EXPECT_EQ(values_of(it.get_next()), (StepValues{{0}, {1}}));
+  }
+  MirroredStrategy other(runtime.system(), {"CPU:0"});
+  {
+    auto scope = other.scope();
+    EXPECT_ERROR_CONTAINS(it.get_next(), "belongs to another strategy than the current MirroredStrategy");
+  }
+  EXPECT_EQ(values_of(it.get_next()), (StepValues{{2}, {3}}));
+}
+
+}  // namespace
+}  // namespace troupe::testing
