@@ -22,8 +22,9 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The embedded-default experiment: an MLP on synthetic data over 2 CPU replicas in this process.
 demo: build
-	$(BUILD)/bin/troupe bench wire
+	$(BUILD)/bin/troupe run
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_ARGS)

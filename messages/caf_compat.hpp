@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <caf/actor_system.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 #include <caf/deserializer.hpp>
@@ -50,26 +51,41 @@ inline caf::error malformed(const std::string& what) {
 }
 
 /// Serializes `value` (anything with inspect) into a fresh byte vector, outside any actor system.
+/// Actor handles in a message can only be (de)serialized with an actor system as context: pass
+/// one through `context` for such types.
 template <class T>
-caf::error to_bytes(T& value, std::vector<char>& out) {
+caf::error to_bytes(T& value, std::vector<char>& out, caf::actor_system* context = nullptr) {
   out.clear();
+  if (context) {
+    caf::binary_serializer sink{*context, out};
+    return sink(value);
+  }
   caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), out};
   return sink(value);
 }
 
 /// Deserializes `value` from `bytes`; fails unless every byte was consumed.
 template <class T>
-caf::error from_bytes(const char* bytes, size_t size, T& value) {
+caf::error from_bytes(const char* bytes, size_t size, T& value,
+                      caf::actor_system* context = nullptr) {
+  auto run = [&](caf::binary_deserializer& source) -> caf::error {
+    if (auto err = source(value)) return err;
+    if (source.remaining() != 0)
+      return malformed(std::to_string(source.remaining()) + " trailing bytes");
+    return caf::error{};
+  };
+  if (context) {
+    caf::binary_deserializer source{*context, bytes, size};
+    return run(source);
+  }
   caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr), bytes, size};
-  if (auto err = source(value)) return err;
-  if (source.remaining() != 0)
-    return malformed(std::to_string(source.remaining()) + " trailing bytes");
-  return caf::error{};
+  return run(source);
 }
 
 template <class T>
-caf::error from_bytes(const std::vector<char>& bytes, T& value) {
-  return from_bytes(bytes.data(), bytes.size(), value);
+caf::error from_bytes(const std::vector<char>& bytes, T& value,
+                      caf::actor_system* context = nullptr) {
+  return from_bytes(bytes.data(), bytes.size(), value, context);
 }
 
 }  // namespace troupe::wire

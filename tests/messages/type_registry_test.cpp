@@ -6,6 +6,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "messages/system_config.hpp"
 #include "messages/type_ids.hpp"
 #include "tests/messages/wire_test_util.hpp"
 
@@ -13,17 +14,21 @@ using namespace troupe;
 using troupe::testing::text_of;
 
 TEST(MessageTypes, EveryRegisteredTypeRoundTripsThroughBinarySerializer) {
+  // Messages holding actor handles need an actor system as serialization context.
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, {1, false});
+  caf::actor_system sys{cfg};
   int visited = 0;
   for_each_message_type([&](auto tag, const char* name) {
     using T = typename decltype(tag)::type;
     T original{};
     std::vector<char> first, second;
-    auto err = wire::to_bytes(original, first);
+    auto err = wire::to_bytes(original, first, &sys);
     ASSERT_FALSE(err) << name << ": " << text_of(err);
     T decoded{};
-    err = wire::from_bytes(first, decoded);
+    err = wire::from_bytes(first, decoded, &sys);
     ASSERT_FALSE(err) << name << ": " << text_of(err);
-    err = wire::to_bytes(decoded, second);
+    err = wire::to_bytes(decoded, second, &sys);
     ASSERT_FALSE(err) << name << ": " << text_of(err);
     EXPECT_EQ(first, second) << name << " does not re-encode to the same bytes";
     ++visited;
