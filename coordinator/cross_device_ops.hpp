@@ -38,6 +38,12 @@ class CrossDeviceOps {
   std::vector<Mirrored> batch_reduce(ReduceOp op, const std::vector<ReducePair>& pairs);
   /// `value` on every destination.
   Mirrored broadcast(const Tensor& value, const std::vector<std::string>& destinations) const;
+  /// All-reduce by one n-ary sum over the components, on the calling thread: what small
+  /// all-reduces inside merge_call use whatever the op, because for a few KiB the algorithm's
+  /// messages cost more than the arithmetic.
+  Mirrored reduce_in_place(ReduceOp op, const DistributedValues& value) const {
+    return broadcast(simple_reduce(op, value), value.devices());
+  }
 
  protected:
   virtual Mirrored reduce_implementation(ReduceOp op, const DistributedValues& value,

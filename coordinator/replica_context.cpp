@@ -92,7 +92,8 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
   }
   auto fn = [op](Strategy& s, const std::vector<PerReplica>& per_replica) {
     std::vector<DistributedValues> reduced;
-    for (auto& m : s.extended().batch_all_reduce(op, per_replica)) reduced.push_back(m);
+    auto& cross_device = s.extended().cross_device_ops();
+    for (auto& value : per_replica) reduced.push_back(cross_device.reduce_in_place(op, value));
     return reduced;
   };
   return merge_call(fn, values, std::string("all_reduce/") + std::string(reduce_op_name(op)));
