@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <map>
+#include <set>
 
 #include <caf/all.hpp>
 
@@ -24,6 +25,7 @@ struct peer_state {
   std::vector<caf::actor> peers;
   std::map<int64_t, Running> running;
   std::map<int64_t, std::vector<CollectiveMessage>> early;  // chunks ahead of our start
+  std::set<int64_t> failed_early;                          // early buffer overflowed
   std::vector<caf::response_promise> waiting_for_group;     // ready requests
   bool group_complete() const {
     if (rank < 0 || peers.empty()) return false;
@@ -80,7 +82,7 @@ void notify_if_complete(peer_state& st) {
   st.waiting_for_group.clear();
 }
 
-caf::behavior collective_peer(peer_actor* self) {
+caf::behavior collective_peer(peer_actor* self, size_t max_early_messages) {
   return {
       [=](collective_peers_msg& m) {
         auto& st = self->state;
@@ -124,6 +126,10 @@ caf::behavior collective_peer(peer_actor* self) {
                         std::to_string(st.peers.size()));
         if (st.running.count(m.instance))
           return reject("collective " + std::to_string(m.instance) + " started twice");
+        if (st.failed_early.erase(m.instance))
+          return reject("collective " + std::to_string(m.instance) + ": more than " +
+                        std::to_string(max_early_messages) +
+                        " chunk messages arrived before this rank started it");
         try {
           CollectiveSpec spec;
           spec.rank = st.rank;
@@ -160,7 +166,14 @@ caf::behavior collective_peer(peer_actor* self) {
         auto& st = self->state;
         auto it = st.running.find(m.instance);
         if (it == st.running.end()) {
-          st.early[m.instance].push_back(std::move(m));
+          // Bounded: a peer that races far ahead (or a foreign sender) cannot grow this forever.
+          auto& early = st.early[m.instance];
+          if (early.size() >= max_early_messages) {
+            st.early.erase(m.instance);
+            st.failed_early.insert(m.instance);
+            return;
+          }
+          if (!st.failed_early.count(m.instance)) early.push_back(std::move(m));
           return;
         }
         int64_t instance = m.instance;
@@ -175,8 +188,8 @@ caf::behavior collective_peer(peer_actor* self) {
 
 }  // namespace
 
-caf::actor spawn_collective_peer(caf::actor_system& system) {
-  return system.spawn(collective_peer);
+caf::actor spawn_collective_peer(caf::actor_system& system, size_t max_early_messages) {
+  return system.spawn(collective_peer, max_early_messages);
 }
 
 }  // namespace troupe

@@ -13,7 +13,9 @@
 
 namespace troupe {
 
-/// Spawns an unconnected peer; send it a collective_peers_msg before the first start.
-caf::actor spawn_collective_peer(caf::actor_system& system);
+/// Spawns an unconnected peer; send it a collective_peers_msg before the first start. At most
+/// `max_early_messages` chunks of one collective are kept before this rank starts it; beyond
+/// that the collective fails (its start is answered with an error naming the limit).
+caf::actor spawn_collective_peer(caf::actor_system& system, size_t max_early_messages = 1 << 16);
 
 }  // namespace troupe
