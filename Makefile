@@ -37,13 +37,18 @@ sanitize: deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# Whole suite under ThreadSanitizer: replicas and actors are concurrent.
+# ThreadSanitizer. Debian's libcaf is not built with TSan, so every message hand-off through
+# CAF's lock-free mailboxes looks like a race to it (false positives in every actor test); the
+# default areas are the concurrent code outside CAF (the replicas' handoff, kernels, collective
+# state machines, input pipeline). TSAN_AREAS="coordinator input ..." or "all" runs more.
+TSAN_AREAS ?= core kernels collective data
 tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=thread \
 	  -DTROUPE_ENABLE_CUDA=OFF $(CMAKE_ARGS)
-	cmake --build build-tsan -j $(JOBS)
-	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
-	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	cmake --build build-tsan -j $(JOBS) $(if $(filter all,$(TSAN_AREAS)),,--target $(addprefix test_,$(TSAN_AREAS)))
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) \
+	  $(if $(filter all,$(TSAN_AREAS)),,-L '^($(subst $(eval) ,|,$(strip $(TSAN_AREAS))))$$') $(CTEST_ARGS)
 
 FORMAT_FILES = $(shell git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
 format:
