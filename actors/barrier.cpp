@@ -34,12 +34,14 @@ void run_merge(barrier_state& st, const std::vector<int>& replicas) {
       throw internal_error("merge runner returned " + std::to_string(results.size()) +
                            " results for " + std::to_string(replicas.size()) + " replicas");
   } catch (const Error& e) {
-    deliver_error(st, replicas, e.code(), "merge function failed at step " +
-                                              std::to_string(st.logic->step()) + ": " + e.what());
+    deliver_error(
+        st, replicas, e.code(),
+        "merge function failed at step " + std::to_string(st.logic->step()) + ": " + e.what());
     return;
   } catch (const std::exception& e) {
-    deliver_error(st, replicas, Code::internal, "merge function failed at step " +
-                                                    std::to_string(st.logic->step()) + ": " + e.what());
+    deliver_error(
+        st, replicas, Code::internal,
+        "merge function failed at step " + std::to_string(st.logic->step()) + ": " + e.what());
     return;
   }
   for (int r : replicas) st.shared->slots[size_t(r)].reply.put({std::move(results[size_t(r)]), {}});

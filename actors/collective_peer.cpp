@@ -25,7 +25,7 @@ struct peer_state {
   std::vector<caf::actor> peers;
   std::map<int64_t, Running> running;
   std::map<int64_t, std::vector<CollectiveMessage>> early;  // chunks ahead of our start
-  std::set<int64_t> failed_early;                          // early buffer overflowed
+  std::set<int64_t> failed_early;                           // early buffer overflowed
   std::vector<caf::response_promise> waiting_for_group;     // ready requests
   bool group_complete() const {
     if (rank < 0 || peers.empty()) return false;
@@ -40,9 +40,9 @@ using peer_actor = caf::stateful_actor<peer_state>;
 void fail(peer_state& st, int64_t instance, const std::string& what) {
   auto it = st.running.find(instance);
   if (it == st.running.end()) return;
-  it->second.promise.deliver(caf::make_error(caf::sec::runtime_error,
-                                             "collective " + std::to_string(instance) + " on rank " +
-                                                 std::to_string(st.rank) + ": " + what));
+  it->second.promise.deliver(caf::make_error(
+      caf::sec::runtime_error, "collective " + std::to_string(instance) + " on rank " +
+                                   std::to_string(st.rank) + ": " + what));
   st.running.erase(it);
 }
 
@@ -118,8 +118,9 @@ caf::behavior collective_peer(peer_actor* self, size_t max_early_messages) {
           return rp;
         };
         if (!st.group_complete())
-          return reject("collective peer has no complete group yet (collective_peers_msg / "
-                        "collective_join_msg missing)");
+          return reject(
+              "collective peer has no complete group yet (collective_peers_msg / "
+              "collective_join_msg missing)");
         if (int(st.peers.size()) != m.group_size)
           return reject("collective " + std::to_string(m.instance) + " wants a group of " +
                         std::to_string(m.group_size) + " but this peer knows " +

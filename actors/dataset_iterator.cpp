@@ -94,7 +94,8 @@ input_state_msg save_state(dataset_iterator_state& st) {
     saved.buffered.assign(st.ready.begin(), st.ready.end());
     input_state_msg reply;
     if (auto err = wire::to_bytes(saved, reply.state))
-      return failure(Code::internal, "dataset_iterator: cannot encode state: " + caf::to_string(err));
+      return failure(Code::internal,
+                     "dataset_iterator: cannot encode state: " + caf::to_string(err));
     return reply;
   } catch (const Error& e) {
     return failure(e.code(), e.what());
@@ -108,10 +109,10 @@ input_state_msg restore_state(dataset_iterator_state& st, const std::vector<char
   for (auto& step : saved.buffered)
     if (step.has_data.size() != size_t(st.options.replicas) ||
         step.elements.size() != size_t(st.options.replicas))
-      return failure(Code::invalid_argument,
-                     "dataset_iterator state: saved for " + std::to_string(step.has_data.size()) +
-                         " replicas, this input worker feeds " +
-                         std::to_string(st.options.replicas));
+      return failure(Code::invalid_argument, "dataset_iterator state: saved for " +
+                                                 std::to_string(step.has_data.size()) +
+                                                 " replicas, this input worker feeds " +
+                                                 std::to_string(st.options.replicas));
   try {
     st.iterator->restore(saved.iterator_state);
   } catch (const Error& e) {

@@ -14,7 +14,11 @@ class BarrierPort final : public MergePort {
  public:
   BarrierPort(caf::blocking_actor* self, const caf::actor& barrier, const caf::actor& peer,
               ReplicaGroupShared& shared, int replica, uint64_t step)
-      : self_(self), barrier_(barrier), peer_(peer), shared_(shared), replica_(replica),
+      : self_(self),
+        barrier_(barrier),
+        peer_(peer),
+        shared_(shared),
+        replica_(replica),
         step_(step) {}
 
   std::vector<Tensor> merge(const std::string& tag, std::vector<Tensor> args,
@@ -38,7 +42,7 @@ class BarrierPort final : public MergePort {
     // Same (step, sequence) on every replica: the collectives of a step are issued in the same
     // order everywhere (spec §5.4), so this is the shared instance key.
     int64_t instance = int64_t(step_ << 20) + collectives_++;
-    collective_start_msg start{instance, kind, int32_t(shared_.size()), chunk_bytes, 0,
+    collective_start_msg start{instance,     kind, int32_t(shared_.size()), chunk_bytes, 0,
                                tensor_index, input};
     Tensor result;
     std::string failure;

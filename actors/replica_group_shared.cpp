@@ -12,7 +12,8 @@ uint64_t ReplicaGroupShared::add_task(ReplicaTask task) {
 ReplicaTask ReplicaGroupShared::task(uint64_t id) const {
   std::lock_guard<std::mutex> lock(tasks_mutex_);
   auto it = tasks_.find(id);
-  if (it == tasks_.end()) throw not_found("replica task " + std::to_string(id) + " is not registered");
+  if (it == tasks_.end())
+    throw not_found("replica task " + std::to_string(id) + " is not registered");
   return it->second;
 }
 

@@ -50,8 +50,8 @@ class MergePort {
 };
 
 /// A step as a replica runs it: its replica id, a merge port, its own arguments -> outputs.
-using ReplicaTask =
-    std::function<std::vector<Tensor>(int replica, MergePort& port, const std::vector<Tensor>& args)>;
+using ReplicaTask = std::function<std::vector<Tensor>(int replica, MergePort& port,
+                                                      const std::vector<Tensor>& args)>;
 
 /// State shared by one group's replicas and barrier.
 struct ReplicaGroupShared {

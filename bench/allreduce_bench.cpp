@@ -41,7 +41,8 @@ CrossDeviceOpKind kind_of(const std::string& algo) {
 double time_in_process(Strategy& strategy, size_t bytes) {
   const int64_t count = int64_t(bytes / 4);
   // Enough iterations for ~0.3 s, at least 3; the first run() warms up buffers and threads.
-  int iterations = int(std::max<size_t>(3, std::min<size_t>(20000, (size_t(300) << 20) / std::max<size_t>(bytes, 1) / 4)));
+  int iterations = int(std::max<size_t>(
+      3, std::min<size_t>(20000, (size_t(300) << 20) / std::max<size_t>(bytes, 1) / 4)));
   auto step = [&](int iters) {
     return [count, iters](ReplicaContext& c, const std::vector<Tensor>&) {
       Tensor t = Tensor::filled<float>({count}, float(c.replica_id_in_sync_group() + 1));
@@ -53,7 +54,8 @@ double time_in_process(Strategy& strategy, size_t bytes) {
   auto timed = [&](int iters) {
     auto start = std::chrono::steady_clock::now();
     auto out = strategy.run(step(iters));
-    return std::make_pair(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), out);
+    return std::make_pair(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), out);
   };
   timed(1);  // warm-up: threads, pooled buffers
   // The difference of two runs cancels what is not the all-reduce (run(), the input fill).
@@ -81,23 +83,24 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   bool json = false;
   int replicas = 2, processes = 0;
   std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB";
-  options.add_options()
-      ("json", po::bool_switch(&json), "print one JSON object instead of a table")
-      ("algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")
-      ("replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")
-      ("processes", po::value(&processes)->default_value(0),
-       "run across this many processes (one replica each) over the middleman instead")
-      ("sizes", po::value(&sizes_text)->default_value(sizes_text), "comma-separated byte sizes");
+  options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
+      "algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")(
+      "replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")(
+      "processes", po::value(&processes)->default_value(0),
+      "run across this many processes (one replica each) over the middleman instead")(
+      "sizes", po::value(&sizes_text)->default_value(sizes_text), "comma-separated byte sizes");
   po::variables_map vm;
-  if (!parse_command_line("troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]",
-                          args, options, vm))
+  if (!parse_command_line(
+          "troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]", args,
+          options, vm))
     return 0;
   const auto kind = kind_of(algo);
   if (replicas < 1) throw po::error("--replicas must be >= 1");
   if (processes == 1 || processes < 0) throw po::error("--processes must be 0 or >= 2");
   std::vector<size_t> sizes;
   std::stringstream list(sizes_text);
-  for (std::string item; std::getline(list, item, ',');) sizes.push_back(parse_byte_size("--sizes", item));
+  for (std::string item; std::getline(list, item, ',');)
+    sizes.push_back(parse_byte_size("--sizes", item));
 
   // Limits first: the TCP measurement forks, which must happen before any thread exists.
   double tcp_gbps = processes ? measure_tcp_loopback_gbps(size_t(16) << 20, 5) : 0;
@@ -108,12 +111,13 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   if (processes) {
     std::string binary = current_executable(), secret = random_secret();
     for (size_t bytes : sizes) {
-      int reps = int(std::max<size_t>(3, std::min<size_t>(200, (size_t(256) << 20) / std::max<size_t>(bytes, 1))));
-      auto reports = run_collective_processes(
-          binary, processes,
-          {"--algo", algo, "--count", std::to_string(bytes / 4), "--repeat", std::to_string(reps + 1),
-           "--timeout-ms", "60000"},
-          secret, 300);
+      int reps = int(std::max<size_t>(
+          3, std::min<size_t>(200, (size_t(256) << 20) / std::max<size_t>(bytes, 1))));
+      auto reports =
+          run_collective_processes(binary, processes,
+                                   {"--algo", algo, "--count", std::to_string(bytes / 4),
+                                    "--repeat", std::to_string(reps + 1), "--timeout-ms", "60000"},
+                                   secret, 300);
       double worst = 0;
       for (auto& r : reports) {
         if (!r.ok) throw unavailable("a rank failed: " + r.line);
@@ -128,7 +132,8 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
     MirroredOptions mo;
     mo.cross_device_ops = kind;
     MirroredStrategy strategy(runtime.system(), devices, mo);
-    for (size_t bytes : sizes) rows.push_back({algo, replicas, bytes, time_in_process(strategy, bytes)});
+    for (size_t bytes : sizes)
+      rows.push_back({algo, replicas, bytes, time_in_process(strategy, bytes)});
   }
 
   const double bus_factor = group > 1 ? 2.0 * (group - 1) / group : 1.0;
@@ -139,10 +144,10 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
     for (size_t i = 0; i < rows.size(); ++i) {
       auto& r = rows[i];
       double algbw = double(r.bytes) / (r.time_us * 1e-6) / 1e9;
-      std::printf("%s{\"algo\":\"%s\",\"replicas\":%d,\"bytes\":%zu,\"time_us\":%.3f,"
-                  "\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f}",
-                  i ? "," : "", r.algo.c_str(), r.replicas, r.bytes, r.time_us, algbw,
-                  algbw * bus_factor);
+      std::printf(
+          "%s{\"algo\":\"%s\",\"replicas\":%d,\"bytes\":%zu,\"time_us\":%.3f,"
+          "\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f}",
+          i ? "," : "", r.algo.c_str(), r.replicas, r.bytes, r.time_us, algbw, algbw * bus_factor);
     }
     std::printf("]}\n");
     return 0;

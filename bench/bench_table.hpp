@@ -33,7 +33,8 @@ inline constexpr BenchmarkEntry kBenchmarks[] = {
     {"allreduce", "all-reduce algbw/busbw vs memcpy (in process) or raw TCP (--processes N)",
      run_allreduce_bench},
     {"merge-call", "microseconds per merge_call round for 1, 2, 4 replicas", run_merge_call_bench},
-    {"train", "MLP 784-256-10 examples/s on 1 and 2 CPU replicas vs an sgemm limit", run_train_bench},
+    {"train", "MLP 784-256-10 examples/s on 1 and 2 CPU replicas vs an sgemm limit",
+     run_train_bench},
     {"input", "TFRecord records/s: raw read, parse loop, distributed pipeline", run_input_bench},
 };
 

@@ -25,10 +25,14 @@ size_t parse_byte_size(const std::string& option, const std::string& text) {
   while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
   std::string suffix = text.substr(pos);
   size_t scale = 0;
-  if (suffix.empty() || suffix == "B") scale = 1;
-  else if (suffix == "K" || suffix == "k" || suffix == "KiB") scale = size_t(1) << 10;
-  else if (suffix == "M" || suffix == "MiB") scale = size_t(1) << 20;
-  else if (suffix == "G" || suffix == "GiB") scale = size_t(1) << 30;
+  if (suffix.empty() || suffix == "B")
+    scale = 1;
+  else if (suffix == "K" || suffix == "k" || suffix == "KiB")
+    scale = size_t(1) << 10;
+  else if (suffix == "M" || suffix == "MiB")
+    scale = size_t(1) << 20;
+  else if (suffix == "G" || suffix == "GiB")
+    scale = size_t(1) << 30;
   if (pos == 0 || pos > 12 || scale == 0)
     throw po::error("--" + option + ": '" + text + "' is not a byte size (e.g. 1048576, 16MiB)");
   return size_t(std::stoull(text.substr(0, pos))) * scale;

@@ -36,9 +36,11 @@ double seconds_since(Clock::time_point start) {
 struct TempDir {
   std::filesystem::path path;
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "troupe_bench_input_XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw unavailable("bench input: cannot create a temp dir under " +
-                                                    std::filesystem::temp_directory_path().string());
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "troupe_bench_input_XXXXXX").string();
+    if (!mkdtemp(pattern.data()))
+      throw unavailable("bench input: cannot create a temp dir under " +
+                        std::filesystem::temp_directory_path().string());
     path = pattern;
   }
   ~TempDir() {
@@ -99,7 +101,8 @@ double parse_seconds(const std::string& path, int64_t expected_records) {
 // actors: separates the data layer's cost from the distribution machinery's.
 double core_pipeline_seconds(const std::string& path, int64_t batch, int64_t expected_records) {
   auto ds = data::rebatch_for_worker(
-      data::tfrecord_dataset({path}, {{"x", DType::float32, Shape{kFeatures}}}).batch(batch), 1, 2, 0);
+      data::tfrecord_dataset({path}, {{"x", DType::float32, Shape{kFeatures}}}).batch(batch), 1, 2,
+      0);
   auto start = Clock::now();
   auto it = ds.make_iterator();
   int64_t rows = 0;
@@ -124,8 +127,8 @@ double pipeline_seconds(Runtime& runtime, const std::string& path, int64_t batch
     for (const auto& t : (*step)[0].values()) rows += t.shape().dim(0);
   double s = seconds_since(start);
   if (rows != expected_records)
-    throw internal_error("bench input: the pipeline gave " + std::to_string(rows) + " rows, wrote " +
-                         std::to_string(expected_records));
+    throw internal_error("bench input: the pipeline gave " + std::to_string(rows) +
+                         " rows, wrote " + std::to_string(expected_records));
   return s;
 }
 
@@ -136,11 +139,10 @@ int run_input_bench(const std::vector<std::string>& args) {
   bool json = false;
   int64_t records = 0, batch = 0;
   int reps = 0;
-  options.add_options()
-      ("json", po::bool_switch(&json), "print one JSON object instead of a table")
-      ("records", po::value(&records)->default_value(400000), "records in the file (~1 KiB each)")
-      ("batch", po::value(&batch)->default_value(256), "global batch size of the pipeline")
-      ("reps", po::value(&reps)->default_value(3), "timed repetitions per measurement (best kept)");
+  options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
+      "records", po::value(&records)->default_value(400000), "records in the file (~1 KiB each)")(
+      "batch", po::value(&batch)->default_value(256), "global batch size of the pipeline")(
+      "reps", po::value(&reps)->default_value(3), "timed repetitions per measurement (best kept)");
   po::variables_map vm;
   if (!parse_command_line("troupe bench input [--json]", args, options, vm)) return 0;
   if (records < 1) throw po::error("--records must be >= 1, got " + std::to_string(records));
@@ -163,16 +165,19 @@ int run_input_bench(const std::vector<std::string>& args) {
   double raw_rps = double(records) / raw, parse_rps = double(records) / parse,
          pipeline_rps = double(records) / pipeline;
   if (json) {
-    std::printf("{\"results\":[{\"record_bytes\":%.0f,\"records_per_s\":%.0f,\"ratio_to_parse\":%.3f,"
-                "\"ratio_to_raw\":%.3f}]}\n",
-                record_bytes, pipeline_rps, pipeline_rps / parse_rps, pipeline_rps / raw_rps);
+    std::printf(
+        "{\"results\":[{\"record_bytes\":%.0f,\"records_per_s\":%.0f,\"ratio_to_parse\":%.3f,"
+        "\"ratio_to_raw\":%.3f}]}\n",
+        record_bytes, pipeline_rps, pipeline_rps / parse_rps, pipeline_rps / raw_rps);
     return 0;
   }
-  std::printf("input pipeline: %lld records of %.0f bytes, global batch %lld, 2 replicas, best of %d\n",
-              (long long)records, record_bytes, (long long)batch, reps);
+  std::printf(
+      "input pipeline: %lld records of %.0f bytes, global batch %lld, 2 replicas, best of %d\n",
+      (long long)records, record_bytes, (long long)batch, reps);
   std::printf("%-34s %14s %10s %9s\n", "path", "records/s", "MB/s", "ratio");
   auto row = [&](const char* name, double rps) {
-    std::printf("%-34s %14.0f %10.1f %9.3f\n", name, rps, rps * record_bytes / 1e6, rps / parse_rps);
+    std::printf("%-34s %14.0f %10.1f %9.3f\n", name, rps, rps * record_bytes / 1e6,
+                rps / parse_rps);
   };
   row("(a) raw sequential read", raw_rps);
   row("(b) frame + parse loop", parse_rps);

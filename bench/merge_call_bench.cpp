@@ -18,10 +18,10 @@ int run_merge_call_bench(const std::vector<std::string>& args) {
   bool json = false;
   std::string replicas_text = "1,2,4";
   int rounds = 20000;
-  options.add_options()
-      ("json", po::bool_switch(&json), "print one JSON object instead of a table")
-      ("replicas", po::value(&replicas_text)->default_value(replicas_text), "comma-separated counts")
-      ("rounds", po::value(&rounds)->default_value(rounds), "merge_calls per measurement");
+  options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
+      "replicas", po::value(&replicas_text)->default_value(replicas_text),
+      "comma-separated counts")("rounds", po::value(&rounds)->default_value(rounds),
+                                "merge_calls per measurement");
   po::variables_map vm;
   if (!parse_command_line("troupe bench merge-call [--replicas 1,2,4] [--json]", args, options, vm))
     return 0;

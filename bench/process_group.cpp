@@ -30,7 +30,10 @@ Child spawn(const std::string& binary, const std::vector<std::string>& args,
   if (c.pid == 0) {
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
-    ::close(in[0]); ::close(in[1]); ::close(out[0]); ::close(out[1]);
+    ::close(in[0]);
+    ::close(in[1]);
+    ::close(out[0]);
+    ::close(out[1]);
     ::setenv("TROUPE_SECRET", secret.c_str(), 1);
     std::vector<char*> argv{const_cast<char*>(binary.c_str())};
     for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -49,7 +52,8 @@ Child spawn(const std::string& binary, const std::vector<std::string>& args,
 std::string read_line(Child& c, std::chrono::steady_clock::time_point deadline) {
   while (c.buffer.find('\n') == std::string::npos) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now()).count();
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     pollfd p{c.out, POLLIN, 0};
     if (left <= 0 || ::poll(&p, 1, int(left)) <= 0) return "";
     char chunk[4096];

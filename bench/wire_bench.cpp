@@ -69,11 +69,10 @@ int run_wire_bench(const std::vector<std::string>& args) {
   int reps = 5;
   std::string chunk_text;
   WireClientOptions client;
-  options.add_options()
-      ("json", po::bool_switch(&json), "print one JSON object instead of a table")
-      ("reps", po::value(&reps)->default_value(5), "timed repetitions per size")
-      ("chunk-bytes", po::value(&chunk_text)->default_value("16MiB"), "bytes per message")
-      ("window", po::value(&client.window)->default_value(2), "chunk requests in flight");
+  options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
+      "reps", po::value(&reps)->default_value(5), "timed repetitions per size")(
+      "chunk-bytes", po::value(&chunk_text)->default_value("16MiB"), "bytes per message")(
+      "window", po::value(&client.window)->default_value(2), "chunk requests in flight");
   po::variables_map vm;
   if (!parse_command_line("troupe bench wire [--json]", args, options, vm)) return 0;
   if (reps < 1) throw po::error("--reps must be >= 1, got " + std::to_string(reps));

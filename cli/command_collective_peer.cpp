@@ -49,8 +49,8 @@ std::vector<uint16_t> read_peer_ports(int size) {
   unsigned port = 0;
   while (in >> port) ports.push_back(uint16_t(port));
   if (int(ports.size()) != size)
-    throw invalid_argument("PEERS lists " + std::to_string(ports.size()) + " ports for a group of " +
-                           std::to_string(size));
+    throw invalid_argument("PEERS lists " + std::to_string(ports.size()) +
+                           " ports for a group of " + std::to_string(size));
   return ports;
 }
 
@@ -71,16 +71,17 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   std::string algo = "ring", dtype_name = "float32", count_text = "1M", chunk_text = "1MiB";
   std::string secret_file;
   int timeout_ms = 30000;
-  options.add_options()
-      ("rank", po::value(&rank)->required(), "this process's rank, 0..size-1")
-      ("size", po::value(&size)->required(), "number of ranks")
-      ("count", po::value(&count_text)->default_value("1M"), "elements per all-reduce (K/M suffixes)")
-      ("dtype", po::value(&dtype_name)->default_value("float32"), "float32, float64, int32, int64")
-      ("algo", po::value(&algo)->default_value("ring"), "ring, hierarchical or one_device")
-      ("chunk-bytes", po::value(&chunk_text)->default_value("1MiB"), "largest chunk message")
-      ("repeat", po::value(&repeat)->default_value(1), "all-reduces to run (timed after the first)")
-      ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per all-reduce; a dead peer fails")
-      ("secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)");
+  options.add_options()("rank", po::value(&rank)->required(), "this process's rank, 0..size-1")(
+      "size", po::value(&size)->required(), "number of ranks")(
+      "count", po::value(&count_text)->default_value("1M"),
+      "elements per all-reduce (K/M suffixes)")(
+      "dtype", po::value(&dtype_name)->default_value("float32"), "float32, float64, int32, int64")(
+      "algo", po::value(&algo)->default_value("ring"), "ring, hierarchical or one_device")(
+      "chunk-bytes", po::value(&chunk_text)->default_value("1MiB"), "largest chunk message")(
+      "repeat", po::value(&repeat)->default_value(1), "all-reduces to run (timed after the first)")(
+      "timeout-ms", po::value(&timeout_ms)->default_value(30000),
+      "per all-reduce; a dead peer fails")("secret-file", po::value(&secret_file),
+                                           "shared secret file (default: $TROUPE_SECRET)");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;
@@ -149,7 +150,8 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
         throw unavailable("all-reduce " + std::to_string(k + 1) + " failed: " + failure);
       // The first all-reduce also pays for connection warm-up; time the rest when there are any.
       if (k > 0 || repeat == 1)
-        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
     std::printf("RESULT ok %.9f %.17g\n", seconds / std::max(1, repeat - 1), checksum(result));
   } catch (const std::exception& e) {

@@ -24,8 +24,7 @@ namespace {
 Tensor pattern_tensor(size_t bytes, uint32_t seed) {
   Tensor t(DType::int32, Shape{int64_t(bytes / 4)});
   auto* p = t.data<int32_t>();
-  for (int64_t i = 0; i < t.num_elements(); ++i)
-    p[i] = int32_t(uint32_t(i) * 2654435761u ^ seed);
+  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = int32_t(uint32_t(i) * 2654435761u ^ seed);
   return t;
 }
 
@@ -46,16 +45,16 @@ int run_echo_command(const std::vector<std::string>& args) {
   WireClientOptions client;
   int64_t timeout_ms = 30000;
   uint32_t seed = 1;
-  options.add_options()
-      ("port", po::value(&client.port)->required(), "port printed by `troupe serve`")
-      ("host", po::value(&client.host)->default_value("127.0.0.1"), "node address")
-      ("bytes", po::value(&bytes_text)->default_value("64MiB"), "tensor size (multiple of 4)")
-      ("chunk-bytes", po::value(&chunk_text)->default_value("16MiB"), "bytes per message")
-      ("window", po::value(&client.window)->default_value(2), "chunk requests in flight")
-      ("timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")
-      ("seed", po::value(&seed)->default_value(1), "pattern seed")
-      ("path", po::value(&path)->default_value("middleman"), "middleman | bulk")
-      ("secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)");
+  options.add_options()("port", po::value(&client.port)->required(),
+                        "port printed by `troupe serve`")(
+      "host", po::value(&client.host)->default_value("127.0.0.1"), "node address")(
+      "bytes", po::value(&bytes_text)->default_value("64MiB"), "tensor size (multiple of 4)")(
+      "chunk-bytes", po::value(&chunk_text)->default_value("16MiB"), "bytes per message")(
+      "window", po::value(&client.window)->default_value(2), "chunk requests in flight")(
+      "timeout-ms", po::value(&timeout_ms)->default_value(30000), "per-request timeout")(
+      "seed", po::value(&seed)->default_value(1), "pattern seed")(
+      "path", po::value(&path)->default_value("middleman"), "middleman | bulk")(
+      "secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)");
   po::variables_map vm;
   if (!parse_command_line("troupe echo --port N [options]", args, options, vm)) return 0;
   size_t bytes = parse_byte_size("bytes", bytes_text);

@@ -35,11 +35,10 @@ int run_inspect_command(const std::vector<std::string>& args) {
   po::options_description options("troupe inspect options");
   std::string path;
   int64_t max_values = 10;
-  options.add_options()
-      ("json", "print one JSON object instead of a table")
-      ("values", "also print each tensor's first values")
-      ("max-values", po::value(&max_values)->default_value(10), "values printed per tensor")
-      ("help,h", "show this help");
+  options.add_options()("json", "print one JSON object instead of a table")(
+      "values", "also print each tensor's first values")(
+      "max-values", po::value(&max_values)->default_value(10), "values printed per tensor")(
+      "help,h", "show this help");
   po::options_description all;
   all.add(options).add_options()("checkpoint", po::value(&path)->required(), "checkpoint");
   po::positional_options_description positional;
@@ -72,16 +71,21 @@ int run_inspect_command(const std::vector<std::string>& args) {
       json.key("crc32c").integer(e.crc32c());
       if (values) {
         json.key("values").begin_array();
-        for_first_values(ckpt.tensors.at(e.name()), max_values,
-                         [&](double v) { json.number(v); });
+        for_first_values(ckpt.tensors.at(e.name()), max_values, [&](double v) { json.number(v); });
         json.end_array();
       }
       json.end_object();
     }
     json.end_array().key("blobs").begin_array();
     for (const auto& b : manifest.blob())
-      json.begin_object().key("name").string(b.name()).key("bytes").integer(int64_t(b.length()))
-          .key("crc32c").integer(b.crc32c()).end_object();
+      json.begin_object()
+          .key("name")
+          .string(b.name())
+          .key("bytes")
+          .integer(int64_t(b.length()))
+          .key("crc32c")
+          .integer(b.crc32c())
+          .end_object();
     json.end_array().end_object();
     std::cout << json.str() << "\n";
     return 0;
@@ -94,7 +98,8 @@ int run_inspect_command(const std::vector<std::string>& args) {
                 e.crc32c());
     if (!values) continue;
     std::printf("    ");
-    for_first_values(ckpt.tensors.at(e.name()), max_values, [](double v) { std::printf(" %g", v); });
+    for_first_values(ckpt.tensors.at(e.name()), max_values,
+                     [](double v) { std::printf(" %g", v); });
     std::printf("\n");
   }
   for (const auto& b : manifest.blob())

@@ -16,9 +16,8 @@ namespace troupe::cli {
 int run_plan_command(const std::vector<std::string>& args) {
   po::options_description options("troupe plan options");
   std::string file;
-  options.add_options()
-      ("json", "print one JSON object instead of tables")
-      ("help,h", "show this help");
+  options.add_options()("json", "print one JSON object instead of tables")("help,h",
+                                                                           "show this help");
   po::options_description all;
   all.add(options).add_options()("file", po::value(&file), "experiment file");
   po::positional_options_description positional;
@@ -34,8 +33,10 @@ int run_plan_command(const std::vector<std::string>& args) {
   auto experiment =
       file.empty() ? experiment::default_experiment() : experiment::load_experiment(file);
   auto plan = experiment::make_plan(experiment);
-  if (vm.count("json")) std::cout << experiment::plan_to_json(plan) << "\n";
-  else std::cout << experiment::plan_to_table(plan);
+  if (vm.count("json"))
+    std::cout << experiment::plan_to_json(plan) << "\n";
+  else
+    std::cout << experiment::plan_to_table(plan);
   return 0;
 }
 

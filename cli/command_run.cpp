@@ -32,12 +32,12 @@ int run_run_command(const std::vector<std::string>& args) {
   std::string file, timeline, dir;
   bool resume = false;
   int64_t steps = 0;
-  options.add_options()
-      ("file", po::value(&file), "experiment YAML (default: the embedded MLP demo)")
-      ("resume", po::bool_switch(&resume), "continue from the newest checkpoint of the run")
-      ("timeline", po::value(&timeline), "write a Chrome trace (chrome://tracing) to this file")
-      ("dir", po::value(&dir), "run directory (default: train.checkpoint_dir or runs/<name>)")
-      ("steps", po::value(&steps)->default_value(0), "override train.steps");
+  options.add_options()("file", po::value(&file),
+                        "experiment YAML (default: the embedded MLP demo)")(
+      "resume", po::bool_switch(&resume), "continue from the newest checkpoint of the run")(
+      "timeline", po::value(&timeline), "write a Chrome trace (chrome://tracing) to this file")(
+      "dir", po::value(&dir), "run directory (default: train.checkpoint_dir or runs/<name>)")(
+      "steps", po::value(&steps)->default_value(0), "override train.steps");
   po::positional_options_description positional;
   positional.add("file", 1);
   po::variables_map vm;

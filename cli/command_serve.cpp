@@ -23,11 +23,11 @@ int run_serve_command(const std::vector<std::string>& args) {
   po::options_description options("troupe serve options");
   std::string secret_file, bind;
   uint16_t port = 0;
-  options.add_options()
-      ("secret-file", po::value(&secret_file), "file holding the cluster's shared secret "
-                                                "(default: $TROUPE_SECRET)")
-      ("port", po::value(&port)->default_value(0), "TCP port; 0 picks a free one")
-      ("bind", po::value(&bind)->default_value("127.0.0.1"), "address to listen on");
+  options.add_options()("secret-file", po::value(&secret_file),
+                        "file holding the cluster's shared secret "
+                        "(default: $TROUPE_SECRET)")("port", po::value(&port)->default_value(0),
+                                                     "TCP port; 0 picks a free one")(
+      "bind", po::value(&bind)->default_value("127.0.0.1"), "address to listen on");
   po::variables_map vm;
   if (!parse_command_line("troupe serve [options]", args, options, vm)) return 0;
   std::string secret = load_shared_secret(secret_file);

@@ -113,8 +113,8 @@ AllReduceCrossDeviceOps::AllReduceCrossDeviceOps(std::shared_ptr<const KernelReg
     throw invalid_argument("chunk_bytes must be > 0, got " + std::to_string(options.chunk_bytes));
 }
 
-Mirrored AllReduceCrossDeviceOps::reduce_implementation(ReduceOp op, const DistributedValues& value,
-                                                        const std::vector<std::string>& destinations) {
+Mirrored AllReduceCrossDeviceOps::reduce_implementation(
+    ReduceOp op, const DistributedValues& value, const std::vector<std::string>& destinations) {
   bool gpu_only_op = kind_ != CrossDeviceOpKind::collective_all_reduce;
   if (!devices_match(value.devices(), destinations) || (gpu_only_op && any_cpu(destinations)))
     return fallback_.reduce(op, value, destinations);
@@ -166,7 +166,8 @@ Mirrored AllReduceCrossDeviceOps::all_reduce_one(ReduceOp op, const DistributedV
   const auto& parts = value.values();
   const int n = int(parts.size());
   for (int i = 1; i < n; ++i)
-    check_same_layout(parts[0], parts[size_t(i)], "all-reduce: component " + std::to_string(i) + " differs");
+    check_same_layout(parts[0], parts[size_t(i)],
+                      "all-reduce: component " + std::to_string(i) + " differs");
   CollectiveSpec spec;
   spec.group_size = n;
   spec.dtype = parts[0].dtype();

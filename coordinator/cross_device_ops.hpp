@@ -76,9 +76,9 @@ class ReductionToOneDevice : public CrossDeviceOps {
 
 /// Options of the all-reduce ops.
 struct AllReduceOptions {
-  int num_packs = 1;            ///< NCCL / hierarchical: concat-and-split packs (0 = no packing)
-  int64_t bytes_per_pack = 0;   ///< collective ring: group by size (0 = one pack)
-  int64_t chunk_bytes = 1 << 20;///< ring pipelining granularity
+  int num_packs = 1;              ///< NCCL / hierarchical: concat-and-split packs (0 = no packing)
+  int64_t bytes_per_pack = 0;     ///< collective ring: group by size (0 = one pack)
+  int64_t chunk_bytes = 1 << 20;  ///< ring pipelining granularity
   /// ReplicaContext::all_reduce of at least this many bytes runs on the replicas' collective
   /// peer actors in parallel; smaller ones go through merge_call (one hop, lower latency).
   int64_t peer_threshold_bytes = 256 << 10;

@@ -44,7 +44,8 @@ DistributedDataset experimental_distribute_dataset(caf::actor_system& system, St
     throw invalid_argument(
         "experimental_distribute_dataset: the input dataset was never batched (reached its "
         "source without encountering a batch); call batch(global_batch_size) on it before it "
-        "can be split across " + std::to_string(n) + " replicas");
+        "can be split across " +
+        std::to_string(n) + " replicas");
   DistributedIteratorConfig config;
   config.replicas_per_worker = plan.replicas_per_worker;
   config.devices = strategy.extended().worker_devices();
@@ -65,8 +66,7 @@ DistributedDataset experimental_distribute_dataset(caf::actor_system& system, St
   return DistributedDataset(system, std::move(config), std::move(applied), std::move(warnings));
 }
 
-DistributedDataset distribute_datasets_from_function(caf::actor_system& system,
-                                                     Strategy& strategy,
+DistributedDataset distribute_datasets_from_function(caf::actor_system& system, Strategy& strategy,
                                                      const DatasetFn& dataset_fn,
                                                      InputOptions options) {
   if (!dataset_fn) throw invalid_argument("distribute_datasets_from_function: no dataset_fn");

@@ -68,8 +68,7 @@ using DatasetFn = std::function<data::Dataset(const data::InputContext&)>;
 /// Calls `dataset_fn` once per input worker with InputContext(W, i, N) (T7); each returned
 /// dataset must be batched per replica, and each of the worker's R replicas takes one batch per
 /// step. No rebatching or sharding happens. PER_REPLICA gives one input worker per replica.
-DistributedDataset distribute_datasets_from_function(caf::actor_system& system,
-                                                     Strategy& strategy,
+DistributedDataset distribute_datasets_from_function(caf::actor_system& system, Strategy& strategy,
                                                      const DatasetFn& dataset_fn,
                                                      InputOptions options = {});
 

@@ -103,8 +103,10 @@ struct DistributedIterator::Impl {
     // Spec §2.8.4: get_next runs in its own strategy's scope; another strategy's is an error.
     const Strategy* current = current_strategy();
     if (config.strategy && current && current != config.strategy)
-      throw failed_precondition("get_next: this distributed iterator belongs to another strategy "
-                                "than the current " + current->name() + " scope");
+      throw failed_precondition(
+          "get_next: this distributed iterator belongs to another strategy "
+          "than the current " +
+          current->name() + " scope");
     if (ended) return std::nullopt;
     auto steps = pull_all();
     ++step;
@@ -190,10 +192,9 @@ struct DistributedIterator::Impl {
       input_state_msg reply;
       (*self)
           ->request(workers[i], config.options.request_timeout, input_restore_msg{states[i]})
-          .receive([&](input_state_msg& m) { reply = std::move(m); },
-                   [&](caf::error& err) {
-                     failure = worker_unreachable(*system, i, "restore", err);
-                   });
+          .receive(
+              [&](input_state_msg& m) { reply = std::move(m); },
+              [&](caf::error& err) { failure = worker_unreachable(*system, i, "restore", err); });
       if (failure) throw *failure;
       if (reply.error_code != 0)
         throw Error(static_cast<Code>(reply.error_code),
@@ -221,7 +222,8 @@ DistributedIterator& DistributedIterator::operator=(DistributedIterator&&) noexc
 
 std::vector<PerReplica> DistributedIterator::get_next() {
   auto step = impl_->next();
-  if (!step) throw out_of_range("end of sequence: every replica of every input worker is out of data");
+  if (!step)
+    throw out_of_range("end of sequence: every replica of every input worker is out of data");
   return std::move(*step);
 }
 

@@ -11,8 +11,9 @@ namespace {
 
 Sync validated_sync(Sync sync) {
   if (sync == Sync::none)
-    throw invalid_argument("synchronization NONE is not supported for variables created under a "
-                           "distribution strategy; use AUTO, ON_WRITE or ON_READ");
+    throw invalid_argument(
+        "synchronization NONE is not supported for variables created under a "
+        "distribution strategy; use AUTO, ON_WRITE or ON_READ");
   return sync == Sync::automatic ? Sync::on_write : sync;
 }
 
@@ -64,7 +65,8 @@ Tensor DistributedVariable::value() const {
   switch (state_->aggregation) {
     case Aggregation::only_first_replica: return state_->components[0].read();
     case Aggregation::none:
-      throw invalid_argument("variable '" + name() + "' (ON_READ, aggregation NONE) can not be "
+      throw invalid_argument("variable '" + name() +
+                             "' (ON_READ, aggregation NONE) can not be "
                              "read in cross-replica context: there is no way to combine replicas");
     case Aggregation::sum:
     case Aggregation::mean: break;
@@ -88,12 +90,17 @@ void DistributedVariable::scatter_sub(const Tensor& i, const Tensor& r) {
 
 void DistributedVariable::assign(const DistributedValues& x) {
   if (get_replica_context())
-    throw invalid_argument("assign of variable '" + name() + "' in replica context: a distributed "
-                           "value (" + x.description() + ") can not be assigned; pass this "
+    throw invalid_argument("assign of variable '" + name() +
+                           "' in replica context: a distributed "
+                           "value (" +
+                           x.description() +
+                           ") can not be assigned; pass this "
                            "replica's tensor");
   if (!x.is_mirrored())
-    throw invalid_argument("cross-replica assign of variable '" + name() + "' accepts one tensor "
-                           "or a Mirrored value, got " + x.description());
+    throw invalid_argument("cross-replica assign of variable '" + name() +
+                           "' accepts one tensor "
+                           "or a Mirrored value, got " +
+                           x.description());
   auto& comps = state_->components;
   if (x.size() != comps.size())
     throw invalid_argument("assign of variable '" + name() + "': " + std::to_string(x.size()) +
@@ -162,7 +169,8 @@ void DistributedVariable::write_cross_replica(Write kind, const std::vector<Tens
   if (!is_mirrored()) {
     const bool sum = state_->aggregation == Aggregation::sum;
     if (sum && (kind == Write::add || kind == Write::sub))
-      throw invalid_argument("SyncOnReadVariable '" + name() + "' does not support assign_add/"
+      throw invalid_argument("SyncOnReadVariable '" + name() +
+                             "' does not support assign_add/"
                              "assign_sub in cross-replica context when aggregation is SUM");
     if (kind == Write::assign && sum) {
       // Each copy gets x / N so that the SUM read returns what was assigned (upstream rule).
@@ -185,7 +193,8 @@ void DistributedVariable::write_cross_replica(Write kind, const std::vector<Tens
 }
 
 Tensor DistributedVariable::save_value() const {
-  if (is_mirrored() || state_->aggregation == Aggregation::none) return state_->components[0].read();
+  if (is_mirrored() || state_->aggregation == Aggregation::none)
+    return state_->components[0].read();
   ThreadContext saved = this_thread_context();
   // Read as cross-replica code would, whatever context the caller is in.
   this_thread_context() = ThreadContext{state_->strategy, 0, nullptr, -1};

@@ -17,14 +17,16 @@ std::vector<std::string> resolve_mirrored_devices(const std::vector<std::string>
     if (requested.empty()) requested.push_back("CPU:0");
   }
   if (!is_single_worker(requested))  // throws for mixed local/remote and remote without task
-    throw failed_precondition("in-graph multi-worker MirroredStrategy is not supported (devices "
-                              "span several workers); use MultiWorkerMirroredStrategy");
+    throw failed_precondition(
+        "in-graph multi-worker MirroredStrategy is not supported (devices "
+        "span several workers); use MultiWorkerMirroredStrategy");
   std::vector<std::string> canonical;
   std::set<std::string> seen;
   for (auto& d : requested) {
     DeviceSpec spec = DeviceSpec::parse(d);
     if (!spec.is_local())
-      throw unimplemented("device '" + d + "' is on a remote worker; MirroredStrategy runs the "
+      throw unimplemented("device '" + d +
+                          "' is on a remote worker; MirroredStrategy runs the "
                           "devices of this process only");
     std::string c = canonicalize(d);
     if (!seen.insert(c).second) throw invalid_argument("device '" + d + "' is listed twice");

@@ -44,7 +44,8 @@ std::vector<Tensor> ReplicaContext::merge_call(const MergeFn& fn, std::vector<Te
       if (by_replica[r].size() != arity)
         throw invalid_argument("merge_call '" + tag + "': replica 0 passed " +
                                std::to_string(arity) + " argument(s), replica " +
-                               std::to_string(r) + " passed " + std::to_string(by_replica[r].size()));
+                               std::to_string(r) + " passed " +
+                               std::to_string(by_replica[r].size()));
     std::vector<PerReplica> grouped;
     for (size_t a = 0; a < arity; ++a) {
       std::vector<Tensor> parts;
@@ -83,8 +84,8 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
     std::vector<Tensor> reduced;
     for (size_t p = 0; p < fusion.packs().size(); ++p) {
       const Tensor& pack = fusion.packs()[p];
-      Tensor sum = port_.collective(int(machine->kind()), machine->options().chunk_bytes,
-                                    int64_t(p), pack);
+      Tensor sum =
+          port_.collective(int(machine->kind()), machine->options().chunk_bytes, int64_t(p), pack);
       if (op == ReduceOp::mean) sum = divided(ops, sum, num_replicas_in_sync());
       reduced.push_back(sum.reshape(pack.shape()));
     }

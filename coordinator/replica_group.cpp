@@ -6,8 +6,8 @@
 
 #include "actors/barrier.hpp"
 #include "actors/collective_peer.hpp"
-#include "messages/collective_messages.hpp"
 #include "actors/replica.hpp"
+#include "messages/collective_messages.hpp"
 #include "messages/replica_messages.hpp"
 
 namespace troupe {
@@ -89,7 +89,8 @@ std::vector<std::vector<Tensor>> ReplicaGroup::run(ReplicaTask task,
                           std::to_string(root.replica) + ": " + root.message;
     if (!others.empty()) {
       message += " (replica(s) [";
-      for (size_t i = 0; i < others.size(); ++i) message += (i ? ", " : "") + std::to_string(others[i]);
+      for (size_t i = 0; i < others.size(); ++i)
+        message += (i ? ", " : "") + std::to_string(others[i]);
       message += "] failed too)";
     }
     throw Error(Code(root.code), message);

@@ -135,9 +135,9 @@ std::vector<PerReplica> Strategy::run(const StepFn& fn, const std::vector<ValueA
 PerReplica Strategy::run_one(
     const std::function<Tensor(ReplicaContext&, const std::vector<Tensor>&)>& fn,
     const std::vector<ValueArg>& args) {
-  auto outs = run([&fn](ReplicaContext& c, const std::vector<Tensor>& a) {
-    return std::vector<Tensor>{fn(c, a)};
-  }, args);
+  auto outs = run([&fn](ReplicaContext& c,
+                        const std::vector<Tensor>& a) { return std::vector<Tensor>{fn(c, a)}; },
+                  args);
   return outs.at(0);
 }
 
@@ -171,8 +171,10 @@ Tensor Strategy::reduce(ReduceOp op, const ValueArg& value, std::optional<int> a
     numerators.push_back(s.numerator);
     denominator += s.denominator;
   }
-  Tensor total = extended_.reduce_to(ReduceOp::sum, PerReplica(numerators, dv.devices()),
-                                     extended_.host_device()).primary();
+  Tensor total =
+      extended_
+          .reduce_to(ReduceOp::sum, PerReplica(numerators, dv.devices()), extended_.host_device())
+          .primary();
   return op == ReduceOp::sum ? total : divided(ops, total, denominator);
 }
 
@@ -202,7 +204,8 @@ DistributedVariable Strategy::create_variable(const std::string& name, const Ten
   for (size_t i = 0; i < devices.size(); ++i) {
     // Replicas after the first start from the primary's value, so all copies start equal.
     std::string component = i == 0 ? base : base + "/replica_" + std::to_string(i);
-    components.emplace_back(component, devices[i], i == 0 ? initial : components[0].read(), kernels_);
+    components.emplace_back(component, devices[i], i == 0 ? initial : components[0].read(),
+                            kernels_);
   }
   variables_.emplace_back(*this, std::move(components), options.sync, options.aggregation);
   return variables_.back();

@@ -23,7 +23,8 @@ Destinations::Destinations(const DistributedVariable& variable) : devices(variab
 
 StrategyExtended::StrategyExtended(Strategy& strategy, std::vector<std::string> devices,
                                    std::unique_ptr<CrossDeviceOps> cross_device_ops)
-    : strategy_(strategy), devices_(std::move(devices)),
+    : strategy_(strategy),
+      devices_(std::move(devices)),
       cross_device_ops_(std::move(cross_device_ops)) {
   if (devices_.empty()) throw invalid_argument("a strategy needs at least one device");
   host_device_ = canonicalize("/device:CPU:0", devices_[0]);

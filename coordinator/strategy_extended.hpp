@@ -19,11 +19,11 @@ class Variable;
 
 /// Where a reduction's result goes: devices named directly or taken from a value or variable.
 struct Destinations {
-  Destinations(const char* device);                  // NOLINT: implicit, like TF's strings
-  Destinations(std::string device);                  // NOLINT
-  Destinations(std::vector<std::string> devices);    // NOLINT
-  Destinations(const DistributedValues& value);      // NOLINT
-  Destinations(const DistributedVariable& variable); // NOLINT (the variable is not modified)
+  Destinations(const char* device);                   // NOLINT: implicit, like TF's strings
+  Destinations(std::string device);                   // NOLINT
+  Destinations(std::vector<std::string> devices);     // NOLINT
+  Destinations(const DistributedValues& value);       // NOLINT
+  Destinations(const DistributedVariable& variable);  // NOLINT (the variable is not modified)
   std::vector<std::string> devices;
 };
 
@@ -46,8 +46,8 @@ class StrategyExtended {
   /// Reduces `value` to `destinations` (cross-replica or default context only; spec §2.10).
   Mirrored reduce_to(ReduceOp op, const ValueArg& value, const Destinations& destinations);
   /// Reduces every pair; fused where the cross-device op can (spec §2.11).
-  std::vector<Mirrored> batch_reduce_to(ReduceOp op,
-                                        const std::vector<std::pair<ValueArg, Destinations>>& pairs);
+  std::vector<Mirrored> batch_reduce_to(
+      ReduceOp op, const std::vector<std::pair<ValueArg, Destinations>>& pairs);
   /// All-reduce of per-replica values over their own devices (ReplicaContext::all_reduce).
   std::vector<Mirrored> batch_all_reduce(ReduceOp op, const std::vector<PerReplica>& values);
   /// Runs fn once per component of `var` in update context (spec §2.13); Mirrored args are

@@ -48,7 +48,8 @@ Tensor divided(const Ops& ops, const Tensor& t, int64_t denominator) {
   Tensor out(t.dtype(), t.shape());
   dispatch_dtype(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    for (int64_t i = 0; i < t.num_elements(); ++i) out.data<T>()[i] = T(t.data<T>()[i] / T(denominator));
+    for (int64_t i = 0; i < t.num_elements(); ++i)
+      out.data<T>()[i] = T(t.data<T>()[i] / T(denominator));
   });
   return out;
 }

@@ -12,10 +12,10 @@ namespace troupe {
 /// A tensor or a distributed value.
 class ValueArg {
  public:
-  ValueArg(Tensor tensor) : tensor_(std::move(tensor)) {}                  // NOLINT: implicit
-  ValueArg(DistributedValues value) : distributed_(std::move(value)) {}    // NOLINT: implicit
-  ValueArg(PerReplica value) : distributed_(std::move(value)) {}           // NOLINT: implicit
-  ValueArg(Mirrored value) : distributed_(std::move(value)) {}             // NOLINT: implicit
+  ValueArg(Tensor tensor) : tensor_(std::move(tensor)) {}                // NOLINT: implicit
+  ValueArg(DistributedValues value) : distributed_(std::move(value)) {}  // NOLINT: implicit
+  ValueArg(PerReplica value) : distributed_(std::move(value)) {}         // NOLINT: implicit
+  ValueArg(Mirrored value) : distributed_(std::move(value)) {}           // NOLINT: implicit
 
   bool is_distributed() const { return distributed_.has_value(); }
   const DistributedValues& distributed() const { return *distributed_; }

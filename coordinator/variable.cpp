@@ -5,13 +5,15 @@ namespace troupe {
 Variable::Variable(std::string name, std::string device, Tensor initial,
                    std::shared_ptr<const KernelRegistry> kernels)
     : name_(std::move(name)), device_(std::move(device)), kernels_(std::move(kernels)) {
-  if (!initial.defined()) throw invalid_argument("variable '" + name_ + "': undefined initial value");
+  if (!initial.defined())
+    throw invalid_argument("variable '" + name_ + "': undefined initial value");
   if (!kernels_) throw invalid_argument("variable '" + name_ + "': no kernel registry");
   value_ = initial.clone();  // the variable owns its storage; the caller's tensor stays untouched
 }
 
 void Variable::check_value(const Tensor& x, const char* op) const {
-  if (!x.defined()) throw invalid_argument(std::string(op) + " of variable '" + name_ + "': undefined value");
+  if (!x.defined())
+    throw invalid_argument(std::string(op) + " of variable '" + name_ + "': undefined value");
   if (x.dtype() != value_.dtype() || x.shape() != value_.shape())
     throw invalid_argument(std::string(op) + " of variable '" + name_ + "' (" +
                            value_.description() + ") with a value of " + x.description());

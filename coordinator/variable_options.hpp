@@ -7,7 +7,7 @@ namespace troupe {
 
 /// How a distributed variable is kept in sync.
 struct VariableOptions {
-  Sync sync = Sync::automatic;                ///< AUTO becomes ON_WRITE
+  Sync sync = Sync::automatic;  ///< AUTO becomes ON_WRITE
   Aggregation aggregation = Aggregation::none;
   bool trainable = true;
 };

@@ -69,7 +69,10 @@ std::shared_ptr<Buffer> Buffer::allocate_host(size_t bytes) {
 }
 
 Buffer::Buffer(void* data, size_t bytes, MemoryKind kind, int device_index, Deleter deleter)
-    : data_(data), bytes_(bytes), kind_(kind), device_index_(device_index),
+    : data_(data),
+      bytes_(bytes),
+      kind_(kind),
+      device_index_(device_index),
       deleter_(std::move(deleter)) {}
 
 Buffer::~Buffer() {

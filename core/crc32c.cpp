@@ -35,8 +35,7 @@ const Tables& tables() {
 }
 
 #ifdef TROUPE_CRC32C_X86
-__attribute__((target("sse4.2"))) uint32_t extend_sse42(uint32_t crc, const uint8_t* p,
-                                                        size_t n) {
+__attribute__((target("sse4.2"))) uint32_t extend_sse42(uint32_t crc, const uint8_t* p, size_t n) {
   uint64_t c = ~crc;
   while (n && (reinterpret_cast<uintptr_t>(p) & 7)) {
     c = _mm_crc32_u8(uint32_t(c), *p++);
@@ -65,8 +64,8 @@ uint32_t crc32c_extend_portable(uint32_t crc, const void* data, size_t n) {
   uint32_t c = ~crc;
   for (; n >= 8; n -= 8, p += 8) {
     // Little-endian load of 8 bytes: the first four fold into the running CRC.
-    uint32_t lo = c ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
-                       uint32_t(p[3]) << 24);
+    uint32_t lo =
+        c ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24);
     c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
         t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
   }

@@ -52,8 +52,7 @@ int parse_number(std::string_view value, std::string_view what, const ParseError
   long long n = 0;
   for (char c : value) {
     if (!std::isdigit(static_cast<unsigned char>(c)))
-      throw err(std::string(what) + " '" + std::string(value) +
-                "' is not a non-negative integer");
+      throw err(std::string(what) + " '" + std::string(value) + "' is not a non-negative integer");
     n = n * 10 + (c - '0');
     if (n > INT_MAX) throw err(std::string(what) + " '" + std::string(value) + "' is too large");
   }
@@ -63,8 +62,7 @@ int parse_number(std::string_view value, std::string_view what, const ParseError
 // The device part: "device:TYPE:INDEX" or a legacy "cpu[:INDEX]"; `pieces` is split on ':'.
 void parse_device(const std::vector<std::string_view>& pieces, std::string_view field,
                   DeviceSpec& spec, const ParseErrors& err) {
-  if (spec.device_type)
-    throw err("device given twice (second at '" + std::string(field) + "')");
+  if (spec.device_type) throw err("device given twice (second at '" + std::string(field) + "')");
   std::string_view type, index;
   if (pieces[0] == "device") {
     if (pieces.size() < 2 || pieces[1].empty())
@@ -72,17 +70,20 @@ void parse_device(const std::vector<std::string_view>& pieces, std::string_view 
     if (pieces.size() < 3)
       throw err("missing device index in '" + std::string(field) + "' (write " +
                 std::string(field) + ":0 or " + std::string(field) + ":*)");
-    if (pieces.size() > 3) throw err("garbage after the device index in '" + std::string(field) + "'");
+    if (pieces.size() > 3)
+      throw err("garbage after the device index in '" + std::string(field) + "'");
     if (!is_name(pieces[1]))
       throw err("device type '" + std::string(pieces[1]) + "' is not a name");
     type = pieces[1];
     index = pieces[2];
   } else {
-    if (pieces.size() > 2) throw err("garbage after the device index in '" + std::string(field) + "'");
+    if (pieces.size() > 2)
+      throw err("garbage after the device index in '" + std::string(field) + "'");
     type = pieces[0];
     if (pieces.size() == 2) {
       index = pieces[1];
-      if (index.empty()) throw err("missing device index after ':' in '" + std::string(field) + "'");
+      if (index.empty())
+        throw err("missing device index after ':' in '" + std::string(field) + "'");
     }
   }
   spec.device_type = is_legacy_type(type) ? upper(type) : std::string(type);
@@ -114,7 +115,8 @@ void parse_field(std::string_view field, DeviceSpec& spec, const ParseErrors& er
   } else if (key.empty()) {
     throw err("field '" + std::string(field) + "' has no name before ':'");
   } else {
-    throw err("unknown field '" + std::string(key) + "' (expected job, replica, task, device, "
+    throw err("unknown field '" + std::string(key) +
+              "' (expected job, replica, task, device, "
               "CPU, GPU or TPU)");
   }
 }
@@ -203,8 +205,10 @@ bool is_single_worker(const std::vector<std::string>& devices) {
   }
   bool all_local = a_remote == nullptr;
   if (a_local && a_remote)
-    throw invalid_argument("a local device string may not name any job other than \"localhost\" "
-                           "(local '" + *a_local + "' mixed with remote '" + *a_remote + "')");
+    throw invalid_argument(
+        "a local device string may not name any job other than \"localhost\" "
+        "(local '" +
+        *a_local + "' mixed with remote '" + *a_remote + "')");
   if (workers.size() == 1 && !all_local) {
     for (size_t i = 0; i < specs.size(); ++i)
       if (!specs[i].task)

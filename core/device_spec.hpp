@@ -40,8 +40,8 @@ struct DeviceSpec {
   bool is_local() const { return !job || *job == "localhost"; }
 
   bool operator==(const DeviceSpec& o) const {
-    return job == o.job && replica == o.replica && task == o.task &&
-           device_type == o.device_type && device_index == o.device_index;
+    return job == o.job && replica == o.replica && task == o.task && device_type == o.device_type &&
+           device_index == o.device_index;
   }
   bool operator!=(const DeviceSpec& o) const { return !(*this == o); }
 };
@@ -56,8 +56,9 @@ std::string canonicalize(std::string_view device, std::string_view default_devic
 std::string canonicalize_without_job_and_task(std::string_view device);
 
 /// mirrored.md §2.2 _is_device_list_single_worker: true when all devices share one
-/// (job, task, replica); local names count as resolved (job localhost, task/replica 0). Throws invalid_argument when local and remote devices are mixed, or
-/// when a single remote worker's device lacks a task.
+/// (job, task, replica); local names count as resolved (job localhost, task/replica 0). Throws
+/// invalid_argument when local and remote devices are mixed, or when a single remote worker's
+/// device lacks a task.
 bool is_single_worker(const std::vector<std::string>& devices);
 
 }  // namespace troupe

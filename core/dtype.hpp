@@ -23,11 +23,24 @@ bool is_floating(DType dtype);
 bool is_valid_dtype(int raw);
 
 /// Maps a C++ element type to its DType: dtype_of<float>() == DType::float32.
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::float32; }
-template <> constexpr DType dtype_of<double>() { return DType::float64; }
-template <> constexpr DType dtype_of<int32_t>() { return DType::int32; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::int64; }
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::float32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::float64;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::int32;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::int64;
+}
 
 /// Calls fn(T{}) with T the C++ type of `dtype`; the one place that switches on dtype.
 template <class Fn>

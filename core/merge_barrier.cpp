@@ -49,7 +49,8 @@ MergeBarrier::Decision MergeBarrier::arrive(int replica, uint64_t step, uint32_t
     return {Action::fail, {}, "merge_call from unknown replica " + std::to_string(replica)};
   if (!step_started_ || step > step_) start_step(step);
   if (step < step_)
-    return {Action::fail, {replica},
+    return {Action::fail,
+            {replica},
             "replica " + std::to_string(replica) + " arrived at merge_call for step " +
                 std::to_string(step) + " but the group is at step " + std::to_string(step_)};
   if (!step_error_.empty()) return {Action::fail, {replica}, step_error_};
@@ -71,8 +72,8 @@ MergeBarrier::Decision MergeBarrier::arrive(int replica, uint64_t step, uint32_t
     return fail_waiting("merge_call mismatch at step " + std::to_string(step_) + ": replica " +
                             std::to_string(waiting_.front()) + " is at merge_call " +
                             std::to_string(call_) + " (tag '" + tag_ + "') but replica " +
-                            std::to_string(replica) + " is at merge_call " +
-                            std::to_string(call) + " (tag '" + tag + "')",
+                            std::to_string(replica) + " is at merge_call " + std::to_string(call) +
+                            " (tag '" + tag + "')",
                         replica);
   }
   waiting_.push_back(replica);
@@ -112,8 +113,8 @@ MergeBarrier::Decision MergeBarrier::timeout(uint64_t step, uint32_t call, int64
   auto arrived = waiting_;
   std::sort(arrived.begin(), arrived.end());
   return fail_waiting("merge_call timed out after " + std::to_string(waited_ms) + " ms at " +
-                      describe_round() + ": replica(s) " + list(missing) +
-                      " did not arrive (arrived: " + list(arrived) + ")",
+                          describe_round() + ": replica(s) " + list(missing) +
+                          " did not arrive (arrived: " + list(arrived) + ")",
                       -1, Code::deadline_exceeded);
 }
 

@@ -51,7 +51,7 @@ class MergeBarrier {
   int n_;
   uint64_t step_ = 0;
   bool step_started_ = false;
-  uint32_t call_ = 0;                // call index of the open (or next) round
+  uint32_t call_ = 0;  // call index of the open (or next) round
   std::string tag_;
   std::vector<int> waiting_;         // replicas parked in the open round, arrival order
   std::vector<int> finished_calls_;  // per replica: merge_calls when it finished, -1 if running

@@ -13,9 +13,11 @@ void check_one_host_dtype(const std::vector<Tensor>& tensors, const char* who) {
       throw invalid_argument(std::string(who) + ": tensor " + std::to_string(i) + " (" +
                              tensors[i].description() + ") is not in host memory");
     if (tensors[i].dtype() != tensors[0].dtype())
-      throw invalid_argument(std::string(who) + ": tensors must share one dtype to be "
-                             "concatenated; tensor 0 is " + std::string(dtype_name(tensors[0].dtype())) +
-                             ", tensor " + std::to_string(i) + " is " +
+      throw invalid_argument(std::string(who) +
+                             ": tensors must share one dtype to be "
+                             "concatenated; tensor 0 is " +
+                             std::string(dtype_name(tensors[0].dtype())) + ", tensor " +
+                             std::to_string(i) + " is " +
                              std::string(dtype_name(tensors[i].dtype())));
   }
 }
@@ -30,7 +32,8 @@ void check_num_packs(int64_t num_packs, std::string_view algorithm) {
 
 std::vector<int64_t> concat_split_sizes(int64_t total, int64_t num_packs) {
   if (num_packs <= 0)
-    throw invalid_argument("concat-and-split packing needs num_packs > 0, got " + std::to_string(num_packs));
+    throw invalid_argument("concat-and-split packing needs num_packs > 0, got " +
+                           std::to_string(num_packs));
   std::vector<int64_t> sizes(size_t(num_packs), total / num_packs);
   sizes.back() = total - (num_packs - 1) * (total / num_packs);
   return sizes;
@@ -54,8 +57,9 @@ std::vector<Tensor> split_flat(const Tensor& flat, const std::vector<Shape>& sha
   int64_t total = 0;
   for (const auto& s : shapes) total += s.num_elements();
   if (flat.shape().rank() != 1 || total != flat.num_elements())
-    throw invalid_argument("split_flat: " + flat.description() + " cannot be split into shapes adding up to " +
-                           std::to_string(total) + " elements");
+    throw invalid_argument("split_flat: " + flat.description() +
+                           " cannot be split into shapes adding up to " + std::to_string(total) +
+                           " elements");
   std::vector<Tensor> out;
   int64_t begin = 0;
   for (const auto& s : shapes) {
@@ -88,12 +92,13 @@ PackedTensors pack_tensors(const std::vector<Tensor>& tensors, int64_t num_packs
 std::vector<Tensor> unpack_tensors(const std::vector<Tensor>& packs, const PackLayout& layout) {
   if (!layout.packed) return packs;
   if (packs.size() != layout.pack_sizes.size())
-    throw invalid_argument("unpack_tensors: got " + std::to_string(packs.size()) + " packs, layout has " +
-                           std::to_string(layout.pack_sizes.size()));
+    throw invalid_argument("unpack_tensors: got " + std::to_string(packs.size()) +
+                           " packs, layout has " + std::to_string(layout.pack_sizes.size()));
   for (size_t i = 0; i < packs.size(); ++i)
     if (packs[i].dtype() != layout.dtype || packs[i].num_elements() != layout.pack_sizes[i])
-      throw invalid_argument("unpack_tensors: pack " + std::to_string(i) + " is " + packs[i].description() +
-                             ", layout expects " + std::string(dtype_name(layout.dtype)) + "[" +
+      throw invalid_argument("unpack_tensors: pack " + std::to_string(i) + " is " +
+                             packs[i].description() + ", layout expects " +
+                             std::string(dtype_name(layout.dtype)) + "[" +
                              std::to_string(layout.pack_sizes[i]) + "]");
   return split_flat(concat_flat(packs), layout.shapes);
 }
@@ -101,7 +106,8 @@ std::vector<Tensor> unpack_tensors(const std::vector<Tensor>& packs, const PackL
 std::vector<std::vector<size_t>> group_by_size(const std::vector<int64_t>& byte_sizes,
                                                int64_t bytes_per_pack) {
   if (bytes_per_pack < 0)
-    throw invalid_argument("bytes_per_pack must be non-negative, got " + std::to_string(bytes_per_pack));
+    throw invalid_argument("bytes_per_pack must be non-negative, got " +
+                           std::to_string(bytes_per_pack));
   std::vector<std::vector<size_t>> groups;
   int64_t current = 0;
   for (size_t i = 0; i < byte_sizes.size(); ++i) {

@@ -20,10 +20,10 @@ namespace troupe {
 
 /// What pack_tensors did, so that unpack_tensors can restore the tensors.
 struct PackLayout {
-  bool packed = false;             ///< false when num_packs == 0: the packs are the tensors
-  DType dtype = DType::float32;    ///< the shared dtype of the packed tensors
-  std::vector<Shape> shapes;       ///< original shapes, in order
-  std::vector<int64_t> pack_sizes; ///< elements per pack
+  bool packed = false;              ///< false when num_packs == 0: the packs are the tensors
+  DType dtype = DType::float32;     ///< the shared dtype of the packed tensors
+  std::vector<Shape> shapes;        ///< original shapes, in order
+  std::vector<int64_t> pack_sizes;  ///< elements per pack
 };
 
 /// Packs ready for all-reduce plus the layout to undo them.

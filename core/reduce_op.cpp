@@ -7,9 +7,7 @@
 
 namespace troupe {
 
-std::string_view reduce_op_name(ReduceOp op) {
-  return op == ReduceOp::sum ? "SUM" : "MEAN";
-}
+std::string_view reduce_op_name(ReduceOp op) { return op == ReduceOp::sum ? "SUM" : "MEAN"; }
 
 ReduceOp parse_reduce_op(std::string_view text) {
   std::string upper(text);

@@ -5,7 +5,8 @@
 namespace troupe {
 
 Tensor::Tensor(DType dtype, Shape shape)
-    : dtype_(dtype), shape_(std::move(shape)),
+    : dtype_(dtype),
+      shape_(std::move(shape)),
       buffer_(Buffer::allocate_host(size_t(shape_.num_elements()) * dtype_size(dtype))) {}
 
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t offset)
@@ -80,7 +81,8 @@ Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
     throw out_of_range("slice_rows [" + std::to_string(begin) + ", " + std::to_string(end) +
                        ") outside " + shape_.to_string());
   size_t row_bytes = size_t(shape_.row_elements()) * dtype_size(dtype_);
-  return Tensor(dtype_, shape_.with_leading(end - begin), buffer_, offset_ + size_t(begin) * row_bytes);
+  return Tensor(dtype_, shape_.with_leading(end - begin), buffer_,
+                offset_ + size_t(begin) * row_bytes);
 }
 
 bool Tensor::bitwise_equal(const Tensor& other) const {

@@ -26,9 +26,14 @@ class Tensor {
   Tensor(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer, size_t offset = 0);
 
   static Tensor zeros(DType dtype, Shape shape);
-  template <class T> static Tensor filled(Shape shape, T value);
-  template <class T> static Tensor from_vector(Shape shape, const std::vector<T>& values);
-  template <class T> static Tensor from_scalar(T value) { return filled<T>(Shape{}, value); }
+  template <class T>
+  static Tensor filled(Shape shape, T value);
+  template <class T>
+  static Tensor from_vector(Shape shape, const std::vector<T>& values);
+  template <class T>
+  static Tensor from_scalar(T value) {
+    return filled<T>(Shape{}, value);
+  }
   /// Uniform in [low, high), Philox-seeded: the same seed gives the same tensor everywhere.
   static Tensor random_uniform(Shape shape, uint64_t seed, double low = 0.0, double high = 1.0,
                                DType dtype = DType::float32);
@@ -50,14 +55,21 @@ class Tensor {
     return buffer_ ? static_cast<const char*>(buffer_->data()) + offset_ : nullptr;
   }
   /// Typed pointer; throws failed_precondition when T does not match dtype().
-  template <class T> T* data() { check_type<T>(); return static_cast<T*>(raw_data()); }
-  template <class T> const T* data() const {
+  template <class T>
+  T* data() {
+    check_type<T>();
+    return static_cast<T*>(raw_data());
+  }
+  template <class T>
+  const T* data() const {
     check_type<T>();
     return static_cast<const T*>(raw_data());
   }
   /// The single element of a one-element tensor.
-  template <class T> T scalar() const;
-  template <class T> std::vector<T> to_vector() const;
+  template <class T>
+  T scalar() const;
+  template <class T>
+  std::vector<T> to_vector() const;
 
   /// Deep copy into fresh host memory.
   Tensor clone() const;
@@ -73,7 +85,8 @@ class Tensor {
   std::string description() const;
 
  private:
-  template <class T> void check_type() const {
+  template <class T>
+  void check_type() const {
     if (dtype_of<T>() != dtype_)
       throw failed_precondition("tensor holds " + std::string(dtype_name(dtype_)) +
                                 ", accessed as " + std::string(dtype_name(dtype_of<T>())));

@@ -116,18 +116,17 @@ class Ops {
                       const MomentumOptions& o) const;
   void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad,
                   const AdamOptions& o) const;
-  void apply_adagrad(Tensor& var, Tensor& accum, const Tensor& grad,
-                     const AdagradOptions& o) const;
+  void apply_adagrad(Tensor& var, Tensor& accum, const Tensor& grad, const AdagradOptions& o) const;
 
   // ---- optimizers: sparse rows (grad [n, var.shape[1:]], duplicates applied in order) --------
   void sparse_apply_sgd(Tensor& var, const Tensor& indices, const Tensor& grad,
                         const SgdOptions& o) const;
-  void sparse_apply_momentum(Tensor& var, Tensor& accum, const Tensor& indices,
-                             const Tensor& grad, const MomentumOptions& o) const;
+  void sparse_apply_momentum(Tensor& var, Tensor& accum, const Tensor& indices, const Tensor& grad,
+                             const MomentumOptions& o) const;
   void sparse_apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& indices,
                          const Tensor& grad, const AdamOptions& o) const;
-  void sparse_apply_adagrad(Tensor& var, Tensor& accum, const Tensor& indices,
-                            const Tensor& grad, const AdagradOptions& o) const;
+  void sparse_apply_adagrad(Tensor& var, Tensor& accum, const Tensor& indices, const Tensor& grad,
+                            const AdagradOptions& o) const;
 
  private:
   template <class Args>

@@ -17,7 +17,8 @@ KernelDevice common_device(const char* op, std::initializer_list<Arg> args) {
       throw invalid_argument(
           std::string(op) + ": " + first->name + " is on " +
           std::string(kernel_device_name(kernel_device_for(first->tensor.memory()))) + " but " +
-          a.name + " is on " + std::string(kernel_device_name(kernel_device_for(a.tensor.memory()))));
+          a.name + " is on " +
+          std::string(kernel_device_name(kernel_device_for(a.tensor.memory()))));
     }
   }
   return first ? kernel_device_for(first->tensor.memory()) : KernelDevice::cpu;

@@ -9,8 +9,8 @@ namespace {
 std::string flag(bool b) { return b ? "true" : "false"; }
 }  // namespace
 
-void Ops::matmul(const Tensor& a, const Tensor& b, Tensor& out, bool transpose_a,
-                 bool transpose_b, double alpha, double beta) const {
+void Ops::matmul(const Tensor& a, const Tensor& b, Tensor& out, bool transpose_a, bool transpose_b,
+                 double alpha, double beta) const {
   auto device = checks::common_device("matmul", {{"a", a}, {"b", b}, {"out", out}});
   checks::rank_is("matmul", {"a", a}, 2);
   checks::rank_is("matmul", {"b", b}, 2);
@@ -35,8 +35,7 @@ void Ops::matmul(const Tensor& a, const Tensor& b, Tensor& out, bool transpose_a
 }
 
 void Ops::bias_add(const Tensor& value, const Tensor& bias, Tensor& out) const {
-  auto device =
-      checks::common_device("bias_add", {{"value", value}, {"bias", bias}, {"out", out}});
+  auto device = checks::common_device("bias_add", {{"value", value}, {"bias", bias}, {"out", out}});
   if (value.shape().rank() < 1)
     throw invalid_argument("bias_add: value " + value.description() + " must have rank >= 1");
   checks::rank_is("bias_add", {"bias", bias}, 1);
@@ -58,8 +57,7 @@ void Ops::bias_add_grad(const Tensor& grad, Tensor& out) const {
     throw invalid_argument("bias_add_grad: grad " + grad.description() + " must have rank >= 1");
   checks::same_dtype("bias_add_grad", {"grad", grad}, {"out", out});
   const int64_t cols = grad.shape()[grad.shape().rank() - 1];
-  checks::shape_is("bias_add_grad", {"out", out}, Shape{cols},
-                   "for grad " + grad.description());
+  checks::shape_is("bias_add_grad", {"out", out}, Shape{cols}, "for grad " + grad.description());
   RowsArgs x;
   x.dtype = grad.dtype(), x.cols = cols, x.rows = cols ? grad.num_elements() / cols : 0;
   x.a = grad.raw_data(), x.out = out.raw_data(), x.ctx = gpu_;

@@ -19,8 +19,7 @@ OptimizerHyper hyper(const MomentumOptions& o) {
   return h;
 }
 OptimizerHyper hyper(const AdamOptions& o) {
-  if (o.step < 1)
-    throw invalid_argument("adam: step " + std::to_string(o.step) + " must be >= 1");
+  if (o.step < 1) throw invalid_argument("adam: step " + std::to_string(o.step) + " must be >= 1");
   OptimizerHyper h;
   h.lr = o.learning_rate, h.beta1 = o.beta1, h.beta2 = o.beta2, h.epsilon = o.epsilon;
   h.beta1_power = std::pow(o.beta1, double(o.step));
@@ -42,8 +41,7 @@ void Ops::run_optimizer(const char* op, OptimizerArgs& args, const Tensor& var) 
 void Ops::run_sparse_optimizer(const char* op, OptimizerArgs& args, const Tensor& var,
                                const Tensor& indices, const Tensor& grad) const {
   if (var.shape().rank() < 1)
-    throw invalid_argument(std::string(op) + ": var " + var.description() +
-                           " must have rank >= 1");
+    throw invalid_argument(std::string(op) + ": var " + var.description() + " must have rank >= 1");
   checks::rank_is(op, {"indices", indices}, 1);
   checks::is_index(op, {"indices", indices});
   checks::same_dtype(op, {"var", var}, {"grad", grad});
@@ -113,8 +111,7 @@ void Ops::sparse_apply_sgd(Tensor& var, const Tensor& indices, const Tensor& gra
 void Ops::sparse_apply_momentum(Tensor& var, Tensor& accum, const Tensor& indices,
                                 const Tensor& grad, const MomentumOptions& o) const {
   const char* op = "sparse_apply_momentum";
-  checks::common_device(op,
-                        {{"var", var}, {"accum", accum}, {"indices", indices}, {"grad", grad}});
+  checks::common_device(op, {{"var", var}, {"accum", accum}, {"indices", indices}, {"grad", grad}});
   checks::same_layout(op, {"var", var}, {"accum", accum});
   OptimizerArgs x;
   x.var = var.raw_data(), x.slot1 = accum.raw_data(), x.grad = grad.raw_data();
@@ -125,8 +122,8 @@ void Ops::sparse_apply_momentum(Tensor& var, Tensor& accum, const Tensor& indice
 void Ops::sparse_apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& indices,
                             const Tensor& grad, const AdamOptions& o) const {
   const char* op = "sparse_apply_adam";
-  checks::common_device(
-      op, {{"var", var}, {"m", m}, {"v", v}, {"indices", indices}, {"grad", grad}});
+  checks::common_device(op,
+                        {{"var", var}, {"m", m}, {"v", v}, {"indices", indices}, {"grad", grad}});
   checks::same_layout(op, {"var", var}, {"m", m});
   checks::same_layout(op, {"var", var}, {"v", v});
   OptimizerArgs x;
@@ -138,8 +135,7 @@ void Ops::sparse_apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& ind
 void Ops::sparse_apply_adagrad(Tensor& var, Tensor& accum, const Tensor& indices,
                                const Tensor& grad, const AdagradOptions& o) const {
   const char* op = "sparse_apply_adagrad";
-  checks::common_device(op,
-                        {{"var", var}, {"accum", accum}, {"indices", indices}, {"grad", grad}});
+  checks::common_device(op, {{"var", var}, {"accum", accum}, {"indices", indices}, {"grad", grad}});
   checks::same_layout(op, {"var", var}, {"accum", accum});
   OptimizerArgs x;
   x.var = var.raw_data(), x.slot1 = accum.raw_data(), x.grad = grad.raw_data();

@@ -18,15 +18,13 @@ void check_table(const char* op, const char* name, const Tensor& table) {
 
 void Ops::gather_rows(const Tensor& params, const Tensor& indices, Tensor& out) const {
   const char* op = "gather_rows";
-  auto device =
-      checks::common_device(op, {{"params", params}, {"indices", indices}, {"out", out}});
+  auto device = checks::common_device(op, {{"params", params}, {"indices", indices}, {"out", out}});
   check_table(op, "params", params);
   checks::rank_is(op, {"indices", indices}, 1);
   checks::is_index(op, {"indices", indices});
   checks::same_dtype(op, {"params", params}, {"out", out});
   checks::shape_is(op, {"out", out}, rows_of(params, indices.num_elements()),
-                   "for params " + params.description() + " and indices " +
-                       indices.description());
+                   "for params " + params.description() + " and indices " + indices.description());
   RowIndexArgs x;
   x.dtype = params.dtype(), x.index_dtype = indices.dtype();
   x.num_indices = indices.num_elements(), x.row_elements = params.shape().row_elements();
@@ -59,15 +57,14 @@ void Ops::scatter_update_rows(const Tensor& indices, const Tensor& updates, Tens
 
 void Ops::scatter_rows(const char* op, const Tensor& indices, const Tensor& updates,
                        Tensor& target) const {
-  auto device = checks::common_device(
-      op, {{"indices", indices}, {"updates", updates}, {"target", target}});
+  auto device =
+      checks::common_device(op, {{"indices", indices}, {"updates", updates}, {"target", target}});
   check_table(op, "target", target);
   checks::rank_is(op, {"indices", indices}, 1);
   checks::is_index(op, {"indices", indices});
   checks::same_dtype(op, {"updates", updates}, {"target", target});
   checks::shape_is(op, {"updates", updates}, rows_of(target, indices.num_elements()),
-                   "for target " + target.description() + " and indices " +
-                       indices.description());
+                   "for target " + target.description() + " and indices " + indices.description());
   RowIndexArgs x;
   x.dtype = target.dtype(), x.index_dtype = indices.dtype();
   x.num_indices = indices.num_elements(), x.row_elements = target.shape().row_elements();

@@ -5,13 +5,13 @@
 
 namespace troupe {
 
-using hello_atom = caf::atom_constant<caf::atom("hello")>;     ///< ask a gatekeeper for a challenge
-using prove_atom = caf::atom_constant<caf::atom("prove")>;     ///< answer a challenge
-using echo_atom = caf::atom_constant<caf::atom("echo")>;       ///< reply with the payload
-using sink_atom = caf::atom_constant<caf::atom("sink")>;       ///< consume payload, reply bytes
-using ping_atom = caf::atom_constant<caf::atom("ping")>;       ///< liveness probe
-using stop_atom = caf::atom_constant<caf::atom("stop")>;       ///< ask a node to shut down
-using ready_atom = caf::atom_constant<caf::atom("ready")>;     ///< wait until a group is complete
-using bulk_atom = caf::atom_constant<caf::atom("bulk")>;       ///< ask for the bulk-data port
+using hello_atom = caf::atom_constant<caf::atom("hello")>;  ///< ask a gatekeeper for a challenge
+using prove_atom = caf::atom_constant<caf::atom("prove")>;  ///< answer a challenge
+using echo_atom = caf::atom_constant<caf::atom("echo")>;    ///< reply with the payload
+using sink_atom = caf::atom_constant<caf::atom("sink")>;    ///< consume payload, reply bytes
+using ping_atom = caf::atom_constant<caf::atom("ping")>;    ///< liveness probe
+using stop_atom = caf::atom_constant<caf::atom("stop")>;    ///< ask a node to shut down
+using ready_atom = caf::atom_constant<caf::atom("ready")>;  ///< wait until a group is complete
+using bulk_atom = caf::atom_constant<caf::atom("bulk")>;    ///< ask for the bulk-data port
 
 }  // namespace troupe

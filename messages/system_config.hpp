@@ -12,7 +12,8 @@ namespace troupe {
 struct ActorSystemOptions {
   size_t scheduler_threads = 0;  ///< 0 = std::thread::hardware_concurrency()
   bool load_middleman = true;    ///< needed for publish / remote_actor
-  size_t aggressive_poll_attempts = 1000;  ///< busy polls of an idle scheduler worker before it sleeps
+  size_t aggressive_poll_attempts =
+      1000;  ///< busy polls of an idle scheduler worker before it sleeps
 };
 
 /// Registers all message types, sets scheduler.max-threads and loads the middleman.

@@ -48,10 +48,9 @@ bool ChunkAssembler::add(const tensor_chunk_msg& chunk) {
                            std::to_string(chunk.count) + " does not fit a transfer of " +
                            std::to_string(expected_) + " chunks");
   if (chunk.values.dtype() != result_.dtype() || chunk.shape != result_.shape().dims())
-    throw invalid_argument("chunk " + std::to_string(chunk.index) + " has " +
-                           chunk.values.description() + " of shape " +
-                           Shape(chunk.shape).to_string() + ", transfer is " +
-                           result_.description());
+    throw invalid_argument(
+        "chunk " + std::to_string(chunk.index) + " has " + chunk.values.description() +
+        " of shape " + Shape(chunk.shape).to_string() + ", transfer is " + result_.description());
   int64_t n = chunk.values.num_elements();
   if (chunk.element_offset < 0 || n > result_.num_elements() ||
       chunk.element_offset > result_.num_elements() - n)

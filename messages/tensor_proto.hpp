@@ -10,7 +10,8 @@
 
 namespace troupe {
 
-/// Copies `t` (host memory) into a TensorProto; throws failed_precondition for GPU/undefined tensors.
+/// Copies `t` (host memory) into a TensorProto; throws failed_precondition for GPU/undefined
+/// tensors.
 proto::TensorProto to_proto(const Tensor& t);
 /// Builds a Tensor from a proto; throws invalid_argument naming a bad dtype, a negative dimension,
 /// an overflowing shape or a content size that does not match the shape.

@@ -9,9 +9,9 @@ caf::error save_tensor(caf::serializer& sink, const Tensor& t) {
   if (auto err = sink(dtype)) return err;
   if (!t.defined()) return caf::error{};
   if (t.memory() != MemoryKind::host)
-    return caf::make_error(caf::sec::invalid_argument,
-                           "cannot serialize GPU tensor " + t.description() +
-                               "; copy it to the host first");
+    return caf::make_error(
+        caf::sec::invalid_argument,
+        "cannot serialize GPU tensor " + t.description() + "; copy it to the host first");
   uint32_t rank = static_cast<uint32_t>(t.shape().rank());
   if (auto err = sink(rank)) return err;
   for (int64_t dim : t.shape().dims()) {

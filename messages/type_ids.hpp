@@ -13,26 +13,26 @@
 #include "messages/tensor_msg.hpp"
 
 /// X(type, "wire name") for each registered message type.
-#define TROUPE_MESSAGE_TYPES(X)                  \
-  X(::troupe::tensor_msg, "troupe.tensor_msg")       \
-  X(::troupe::tensor_chunk_msg, "troupe.tensor_chunk_msg") \
-  X(::troupe::error_reply, "troupe.error_reply")     \
-  X(::troupe::input_pull_msg, "troupe.input_pull_msg") \
-  X(::troupe::input_step_msg, "troupe.input_step_msg") \
-  X(::troupe::input_fill_msg, "troupe.input_fill_msg") \
-  X(::troupe::input_save_msg, "troupe.input_save_msg") \
-  X(::troupe::input_worker_state, "troupe.input_worker_state") \
-  X(::troupe::input_restore_msg, "troupe.input_restore_msg") \
-  X(::troupe::input_state_msg, "troupe.input_state_msg") \
-  X(::troupe::challenge_msg, "troupe.challenge_msg") \
-  X(::troupe::proof_msg, "troupe.proof_msg")       \
-  X(::troupe::run_step_msg, "troupe.run_step_msg") \
-  X(::troupe::step_result_msg, "troupe.step_result_msg") \
-  X(::troupe::step_error_msg, "troupe.step_error_msg") \
-  X(::troupe::merge_arrival_msg, "troupe.merge_arrival_msg") \
-  X(::troupe::replica_done_msg, "troupe.replica_done_msg") \
-  X(::troupe::merge_timeout_msg, "troupe.merge_timeout_msg") \
-  X(::troupe::CollectiveMessage, "troupe.collective_message") \
+#define TROUPE_MESSAGE_TYPES(X)                                    \
+  X(::troupe::tensor_msg, "troupe.tensor_msg")                     \
+  X(::troupe::tensor_chunk_msg, "troupe.tensor_chunk_msg")         \
+  X(::troupe::error_reply, "troupe.error_reply")                   \
+  X(::troupe::input_pull_msg, "troupe.input_pull_msg")             \
+  X(::troupe::input_step_msg, "troupe.input_step_msg")             \
+  X(::troupe::input_fill_msg, "troupe.input_fill_msg")             \
+  X(::troupe::input_save_msg, "troupe.input_save_msg")             \
+  X(::troupe::input_worker_state, "troupe.input_worker_state")     \
+  X(::troupe::input_restore_msg, "troupe.input_restore_msg")       \
+  X(::troupe::input_state_msg, "troupe.input_state_msg")           \
+  X(::troupe::challenge_msg, "troupe.challenge_msg")               \
+  X(::troupe::proof_msg, "troupe.proof_msg")                       \
+  X(::troupe::run_step_msg, "troupe.run_step_msg")                 \
+  X(::troupe::step_result_msg, "troupe.step_result_msg")           \
+  X(::troupe::step_error_msg, "troupe.step_error_msg")             \
+  X(::troupe::merge_arrival_msg, "troupe.merge_arrival_msg")       \
+  X(::troupe::replica_done_msg, "troupe.replica_done_msg")         \
+  X(::troupe::merge_timeout_msg, "troupe.merge_timeout_msg")       \
+  X(::troupe::CollectiveMessage, "troupe.collective_message")      \
   X(::troupe::collective_start_msg, "troupe.collective_start_msg") \
   X(::troupe::collective_peers_msg, "troupe.collective_peers_msg") \
   X(::troupe::collective_join_msg, "troupe.collective_join_msg")

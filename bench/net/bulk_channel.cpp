@@ -28,8 +28,8 @@ bool write_tensor(int fd, const Tensor& t) {
   uint32_t rank = uint32_t(t.shape().rank());
   uint64_t bytes = t.byte_size();
   return net::write_all(fd, &dtype, 1) && net::write_all(fd, &rank, 4) &&
-         net::write_all(fd, t.shape().dims().data(), 8 * rank) &&
-         net::write_all(fd, &bytes, 8) && net::write_all(fd, t.raw_data(), bytes);
+         net::write_all(fd, t.shape().dims().data(), 8 * rank) && net::write_all(fd, &bytes, 8) &&
+         net::write_all(fd, t.raw_data(), bytes);
 }
 
 // Reads one frame body into a tensor; false at EOF/timeout, with `problem` set when the peer sent
@@ -170,8 +170,9 @@ Tensor BulkClient::echo(const Tensor& t) {
   Tensor back;
   std::string problem;
   if (!read_tensor(fd_, back, problem, nullptr))
-    throw unavailable("bulk channel " + peer_ + ": bad echo reply" +
-                      (problem.empty() ? std::string(" (peer gone or timed out)") : ": " + problem));
+    throw unavailable(
+        "bulk channel " + peer_ + ": bad echo reply" +
+        (problem.empty() ? std::string(" (peer gone or timed out)") : ": " + problem));
   return back;
 }
 

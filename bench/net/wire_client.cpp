@@ -63,10 +63,9 @@ caf::actor connect_to_service(caf::actor_system& sys, const WireClientOptions& o
   std::optional<std::string> failure;
   challenge_msg challenge;
   self->request(*gate, o.timeout, hello_atom::value)
-      .receive([&](const challenge_msg& c) { challenge = c; },
-               [&](caf::error& e) {
-                 failure = "no challenge from " + where(o) + ": " + sys.render(e);
-               });
+      .receive(
+          [&](const challenge_msg& c) { challenge = c; },
+          [&](caf::error& e) { failure = "no challenge from " + where(o) + ": " + sys.render(e); });
   if (failure) throw unavailable(*failure);
   caf::actor service;
   self->request(*gate, o.timeout, prove_atom::value,

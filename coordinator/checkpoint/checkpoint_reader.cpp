@@ -4,10 +4,10 @@
 
 #include <cstring>
 
-#include "core/crc32c.hpp"
 #include "coordinator/checkpoint/checkpoint.hpp"
 #include "coordinator/checkpoint/checkpoint_files.hpp"
 #include "coordinator/checkpoint/manifest_codec.hpp"
+#include "core/crc32c.hpp"
 
 namespace troupe::checkpoint {
 namespace {
@@ -18,7 +18,8 @@ bool is_directory(const std::string& path) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string describe(const proto::CheckpointEntry& entry, bool blob) {
@@ -91,8 +92,8 @@ Checkpoint read_checkpoint(const std::string& path) {
     if (it != files.end()) return it->second;
     auto bytes = read_whole_file(dir + "/" + name);
     if (!bytes)
-      throw not_found("checkpoint " + prefix + ": data file " + dir + "/" + name +
-                      " (holding " + describe(entry, blob) + ") is missing");
+      throw not_found("checkpoint " + prefix + ": data file " + dir + "/" + name + " (holding " +
+                      describe(entry, blob) + ") is missing");
     return files.emplace(name, std::move(*bytes)).first->second;
   };
   // Pass 1 verifies every entry; pass 2 builds the result only once all of them are good.
@@ -104,8 +105,8 @@ Checkpoint read_checkpoint(const std::string& path) {
   out.step = manifest.step();
   for (const auto& entry : manifest.entry()) {
     const std::string& data = files.at(entry.file());
-    Tensor t(DType(entry.dtype()), Shape(std::vector<int64_t>(entry.shape().begin(),
-                                                              entry.shape().end())));
+    Tensor t(DType(entry.dtype()),
+             Shape(std::vector<int64_t>(entry.shape().begin(), entry.shape().end())));
     if (entry.length() > 0) std::memcpy(t.raw_data(), data.data() + entry.offset(), entry.length());
     out.tensors.emplace(entry.name(), std::move(t));
   }

@@ -5,10 +5,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/crc32c.hpp"
 #include "coordinator/checkpoint/checkpoint.hpp"
 #include "coordinator/checkpoint/checkpoint_files.hpp"
 #include "coordinator/checkpoint/manifest_codec.hpp"
+#include "core/crc32c.hpp"
 
 namespace troupe::checkpoint {
 namespace {
@@ -17,14 +17,13 @@ void make_directories(const std::string& dir) {
   if (dir.empty() || dir == "." || dir == "/") return;
   struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) throw invalid_argument("checkpoint directory " + dir +
-                                                     " exists and is not a directory");
+    if (!S_ISDIR(st.st_mode))
+      throw invalid_argument("checkpoint directory " + dir + " exists and is not a directory");
     return;
   }
   make_directories(dir_name(dir));
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    throw internal_error("cannot create checkpoint directory " + dir + ": " +
-                         std::strerror(errno));
+    throw internal_error("cannot create checkpoint directory " + dir + ": " + std::strerror(errno));
 }
 
 proto::CheckpointEntry* append(std::string& data, const std::string& file, const void* bytes,
@@ -52,8 +51,8 @@ std::string write_checkpoint(const std::string& dir, int64_t step,
                              const std::map<std::string, Tensor>& tensors,
                              const std::map<std::string, std::string>& blobs,
                              const WriteOptions& options) {
-  if (step < 0) throw invalid_argument("write_checkpoint: step must be >= 0, got " +
-                                       std::to_string(step));
+  if (step < 0)
+    throw invalid_argument("write_checkpoint: step must be >= 0, got " + std::to_string(step));
   if (options.keep < 0) throw invalid_argument("write_checkpoint: keep must be >= 0");
   make_directories(dir);
   remove_temp_files(dir);
@@ -68,8 +67,8 @@ std::string write_checkpoint(const std::string& dir, int64_t step,
       throw invalid_argument("write_checkpoint: tensor '" + name + "' is empty");
     if (tensor.memory() != MemoryKind::host)
       throw invalid_argument("write_checkpoint: tensor '" + name + "' is not in host memory");
-    auto* entry = append(data, data_file, tensor.raw_data(), tensor.byte_size(),
-                         manifest.add_entry());
+    auto* entry =
+        append(data, data_file, tensor.raw_data(), tensor.byte_size(), manifest.add_entry());
     entry->set_name(name);
     entry->set_dtype(proto::DataType(int(tensor.dtype())));
     for (int64_t d : tensor.shape().dims()) entry->add_shape(d);

@@ -1,8 +1,8 @@
 // The manifest file: serialized proto::CheckpointManifest followed by the masked CRC32C of
 // those bytes (4 bytes, little-endian), so a torn or flipped manifest is detected, not parsed.
-#include "core/crc32c.hpp"
-#include "coordinator/checkpoint/checkpoint.hpp"
 #include "coordinator/checkpoint/manifest_codec.hpp"
+#include "coordinator/checkpoint/checkpoint.hpp"
+#include "core/crc32c.hpp"
 
 namespace troupe::checkpoint {
 

@@ -16,8 +16,8 @@ void read_feature_map(const Field& field, SourceMap& source, proto::DataSpec* ou
     if (out->features().count(name)) throw source.error(feature.path, "duplicate feature");
     MapFields spec(feature, source, {"dtype", "shape"});
     proto::FeatureSpec parsed;
-    parsed.set_dtype(read_choice(spec.require("dtype"), source,
-                                 {"float32", "float64", "int32", "int64"}));
+    parsed.set_dtype(
+        read_choice(spec.require("dtype"), source, {"float32", "float64", "int32", "int64"}));
     if (auto shape = spec.get("shape"))
       for (const auto& dim : read_list(*shape, source))
         parsed.add_shape(read_integer(dim, source, 1));
@@ -31,9 +31,9 @@ void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
   MapFields data(field, source,
                  {"kind", "examples", "global_batch", "files", "features", "label", "header",
                   "shuffle", "shuffle_buffer", "prefetch", "input_dim", "classes", "distribute"});
-  out->set_kind(read_choice(data.require("kind"), source,
-                            {"synthetic_classification", "synthetic_regression", "tfrecord",
-                             "csv"}));
+  out->set_kind(
+      read_choice(data.require("kind"), source,
+                  {"synthetic_classification", "synthetic_regression", "tfrecord", "csv"}));
   const std::string& kind = out->kind();
   bool synthetic = kind.rfind("synthetic_", 0) == 0;
   out->set_global_batch(read_integer(data.require("global_batch"), source, 1));
@@ -71,8 +71,7 @@ void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
   }
   if (auto shuffle = data.get("shuffle")) out->set_shuffle(read_bool(*shuffle, source));
   if (auto buffer = data.get("shuffle_buffer")) {
-    if (!out->shuffle())
-      throw source.error(buffer->path, "shuffle_buffer needs shuffle: true");
+    if (!out->shuffle()) throw source.error(buffer->path, "shuffle_buffer needs shuffle: true");
     out->set_shuffle_buffer(read_integer(*buffer, source, 1));
   }
   if (auto prefetch = data.get("prefetch")) out->set_prefetch(read_integer(*prefetch, source, 0));

@@ -1,6 +1,6 @@
 // Checks that span sections of an experiment file; each error names the key to change.
-#include "core/device_spec.hpp"
 #include "coordinator/experiment/experiment_sections.hpp"
+#include "core/device_spec.hpp"
 
 namespace troupe::experiment {
 
@@ -28,10 +28,10 @@ void check_experiment(const proto::Experiment& experiment, const SourceMap& sour
                            std::to_string(data.global_batch()) + " is not divisible by " +
                            std::to_string(replicas) + " replicas");
   if (data.kind() == "synthetic_classification" && model.kind() == "linear")
-    throw source.error("data.kind", "synthetic_classification needs a softmax or mlp model "
-                                    "(model.kind is linear; use synthetic_regression)");
-  if (data.kind() == "synthetic_regression" &&
-      (model.kind() == "softmax" || model.kind() == "mlp"))
+    throw source.error("data.kind",
+                       "synthetic_classification needs a softmax or mlp model "
+                       "(model.kind is linear; use synthetic_regression)");
+  if (data.kind() == "synthetic_regression" && (model.kind() == "softmax" || model.kind() == "mlp"))
     throw source.error("data.kind", "synthetic_regression needs a linear model (model.kind is " +
                                         model.kind() + ")");
   if (model.kind() == "embedding") return;  // ids index tables: no feature width to compare

@@ -1,8 +1,8 @@
 #include "coordinator/experiment/plan.hpp"
 
+#include "coordinator/experiment/experiment_sections.hpp"
 #include "core/data/rebatch.hpp"
 #include "core/device_spec.hpp"
-#include "coordinator/experiment/experiment_sections.hpp"
 
 namespace troupe::experiment {
 namespace {
@@ -70,8 +70,8 @@ ExperimentPlan make_plan(const proto::Experiment& experiment) {
   plan.variables = model_variables(experiment.model());
   for (auto& v : plan.variables) {
     for (const auto& replica : plan.replicas) {
-      std::string name = replica.id == 0 ? v.name
-                                         : v.name + "/replica_" + std::to_string(replica.id);
+      std::string name =
+          replica.id == 0 ? v.name : v.name + "/replica_" + std::to_string(replica.id);
       v.components.push_back({name, replica.device});
     }
     plan.parameters += v.shape.num_elements();

@@ -44,8 +44,8 @@ struct PlannedVariable {
 /// The whole plan of one experiment.
 struct ExperimentPlan {
   std::string name;
-  std::string strategy;           ///< "mirrored", "one_device", "default"
-  std::string cross_device_ops;   ///< "" when the strategy does not reduce across devices
+  std::string strategy;          ///< "mirrored", "one_device", "default"
+  std::string cross_device_ops;  ///< "" when the strategy does not reduce across devices
   int64_t global_batch = 0;
   std::vector<PlannedReplica> replicas;
   std::vector<PlannedInputWorker> input_workers;

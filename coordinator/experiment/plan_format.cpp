@@ -71,9 +71,10 @@ std::string plan_to_table(const ExperimentPlan& plan) {
                   static_cast<long long>(v.bytes), v.components.size());
     out << line;
   }
-  out << "\n" << plan.parameters << " parameters, " << plan.variable_bytes
-      << " bytes per copy, " << plan.variable_bytes * int64_t(plan.replicas.size())
-      << " bytes over " << plan.replicas.size() << " replica(s)\n";
+  out << "\n"
+      << plan.parameters << " parameters, " << plan.variable_bytes << " bytes per copy, "
+      << plan.variable_bytes * int64_t(plan.replicas.size()) << " bytes over "
+      << plan.replicas.size() << " replica(s)\n";
   return out.str();
 }
 

@@ -1,16 +1,16 @@
 // Readers for the `strategy` and `model` sections of an experiment file.
 #include <set>
 
-#include "core/device_spec.hpp"
 #include "coordinator/experiment/experiment_sections.hpp"
+#include "core/device_spec.hpp"
 
 namespace troupe::experiment {
 namespace {
 
 void read_cross_device_ops(const Field& field, SourceMap& source, proto::CrossDeviceOps* out) {
   MapFields ops(field, source, {"kind", "num_packs", "bytes_per_pack"});
-  out->set_kind(read_choice(ops.require("kind"), source,
-                            {"ring", "one_device", "hierarchical", "nccl"}));
+  out->set_kind(
+      read_choice(ops.require("kind"), source, {"ring", "one_device", "hierarchical", "nccl"}));
   out->set_num_packs(1);
   if (auto packs = ops.get("num_packs")) {
     int64_t n = read_integer(*packs, source, 0);
@@ -53,13 +53,14 @@ void refuse_keys(const MapFields& model, const SourceMap& source, const std::str
 
 void read_strategy(const Field& field, SourceMap& source, proto::StrategySpec* out) {
   MapFields strategy(field, source, {"kind", "devices", "cross_device_ops"});
-  out->set_kind(read_choice(strategy.require("kind"), source,
-                            {"mirrored", "one_device", "default"}));
+  out->set_kind(
+      read_choice(strategy.require("kind"), source, {"mirrored", "one_device", "default"}));
   auto devices = strategy.get("devices");
   if (devices) read_devices(*devices, source, out);
   if (out->kind() == "default" && devices)
-    throw source.error(devices->path, "the default strategy places everything on CPU:0; "
-                                      "remove devices or use kind mirrored");
+    throw source.error(devices->path,
+                       "the default strategy places everything on CPU:0; "
+                       "remove devices or use kind mirrored");
   if (out->kind() == "one_device" && devices && out->devices_size() != 1)
     throw source.error(devices->path, "one_device needs exactly one device, got " +
                                           std::to_string(out->devices_size()));
@@ -80,8 +81,8 @@ void read_model(const Field& field, SourceMap& source, proto::ModelSpec* out) {
   MapFields model(field, source,
                   {"kind", "input_dim", "hidden", "classes", "activation", "units", "num_users",
                    "num_items", "embedding_dim"});
-  out->set_kind(read_choice(model.require("kind"), source,
-                            {"linear", "softmax", "mlp", "embedding"}));
+  out->set_kind(
+      read_choice(model.require("kind"), source, {"linear", "softmax", "mlp", "embedding"}));
   const std::string& kind = out->kind();
   if (kind != "mlp") refuse_keys(model, source, kind, {"hidden", "activation"});
   if (kind != "linear") refuse_keys(model, source, kind, {"units"});

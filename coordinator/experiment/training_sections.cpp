@@ -23,8 +23,8 @@ void refuse_unless(const MapFields& map, const SourceMap& source, const std::str
   if (kind == wanted) return;
   for (const char* key : keys)
     if (auto field = map.get(key))
-      throw source.error(field->path, "not used by optimizer kind " + kind + " (only " + wanted +
-                                          ")");
+      throw source.error(field->path,
+                         "not used by optimizer kind " + kind + " (only " + wanted + ")");
 }
 
 }  // namespace
@@ -60,15 +60,15 @@ void read_optimizer(const Field& field, SourceMap& source, proto::OptimizerSpec*
 }
 
 void read_train(const Field& field, SourceMap& source, proto::TrainSpec* out) {
-  MapFields train(field, source, {"steps", "log_every", "checkpoint_every", "checkpoint_dir", "keep"});
+  MapFields train(field, source,
+                  {"steps", "log_every", "checkpoint_every", "checkpoint_dir", "keep"});
   out->set_steps(read_integer(train.require("steps"), source, 1));
   if (auto log = train.get("log_every")) out->set_log_every(read_integer(*log, source, 0));
   if (auto every = train.get("checkpoint_every"))
     out->set_checkpoint_every(read_integer(*every, source, 0));
   if (auto dir = train.get("checkpoint_dir")) out->set_checkpoint_dir(read_string(*dir, source));
   if (auto keep = train.get("keep")) {
-    if (out->checkpoint_dir().empty())
-      throw source.error(keep->path, "keep needs checkpoint_dir");
+    if (out->checkpoint_dir().empty()) throw source.error(keep->path, "keep needs checkpoint_dir");
     out->set_keep(read_integer(*keep, source, 0));
   }
   if (out->checkpoint_every() > 0 && out->checkpoint_dir().empty())

@@ -47,8 +47,7 @@ std::string describe_node(const YAML::Node& node) {
 MapFields::MapFields(const Field& field, SourceMap& source,
                      std::initializer_list<const char*> allowed)
     : node_(field.node), path_(field.path), source_(source) {
-  if (!node_.IsMap())
-    throw source.error(path_, "expected a mapping, got " + describe_node(node_));
+  if (!node_.IsMap()) throw source.error(path_, "expected a mapping, got " + describe_node(node_));
   std::set<std::string> allowed_keys(allowed.begin(), allowed.end());
   std::set<std::string> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
@@ -84,8 +83,8 @@ int64_t read_integer(const Field& field, const SourceMap& source, int64_t min) {
   std::optional<int64_t> value;
   if (is_plain_scalar(field.node)) value = parse_integer(field.node.Scalar());
   if (!value || *value < min)
-    throw source.error(field.path, "expected " + integer_expectation(min) + ", got " +
-                                       describe_node(field.node));
+    throw source.error(
+        field.path, "expected " + integer_expectation(min) + ", got " + describe_node(field.node));
   return *value;
 }
 

@@ -68,7 +68,8 @@ std::vector<ScalarEvent> read_scalar_events(const std::string& path) {
     if (!event.ParseFromArray(record->data(), int(record->size())))
       throw data_loss("event file '" + path + "': a record is not an Event proto");
     if (!event.has_summary()) continue;
-    for (auto& v : event.summary().value()) out.push_back({event.step(), v.tag(), v.simple_value()});
+    for (auto& v : event.summary().value())
+      out.push_back({event.step(), v.tag(), v.simple_value()});
   }
   return out;
 }

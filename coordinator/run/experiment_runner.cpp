@@ -85,7 +85,7 @@ bool has_accuracy(const proto::Experiment& e) {
 RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
                           const RunOptions& options) {
   RunSummary summary;
-  summary.run_dir = !options.run_dir.empty() ? options.run_dir
+  summary.run_dir = !options.run_dir.empty()              ? options.run_dir
                     : !e.train().checkpoint_dir().empty() ? e.train().checkpoint_dir()
                                                           : "runs/" + e.name();
   std::filesystem::create_directories(summary.run_dir);
@@ -96,7 +96,8 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
   auto strategy = make_experiment_strategy(system, e);
   const int replicas = strategy->num_replicas_in_sync();
   auto registry = ModelRegistry::with_builtins();
-  std::shared_ptr<const Model> model = registry.create_model(e.model().kind(), make_model_config(e));
+  std::shared_ptr<const Model> model =
+      registry.create_model(e.model().kind(), make_model_config(e));
   std::optional<Trainer> trainer;
   {
     auto scope = strategy->scope();
@@ -158,7 +159,11 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
     ++step;
     ++window_steps;
     double seconds = std::chrono::duration<double>(Clock::now() - window_start).count();
-    point = {step, total, point.loss, point.accuracy, window_steps / std::max(seconds, 1e-9),
+    point = {step,
+             total,
+             point.loss,
+             point.accuracy,
+             window_steps / std::max(seconds, 1e-9),
              window_steps * double(global_batch) / std::max(seconds, 1e-9)};
     progress.tick(point);
     if (step % log_every == 0 || step == total) {
@@ -184,8 +189,8 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
   summary.last_step = step;
   summary.final_loss = point.loss;
   summary.final_accuracy = point.accuracy;
-  summary.examples_per_s = double(step - summary.first_step) * double(global_batch) /
-                           std::max(elapsed, 1e-9);
+  summary.examples_per_s =
+      double(step - summary.first_step) * double(global_batch) / std::max(elapsed, 1e-9);
   if (timeline) {
     timeline->write(options.timeline_path);
     summary.timeline = options.timeline_path;

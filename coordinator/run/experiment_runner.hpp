@@ -15,21 +15,21 @@ namespace troupe {
 
 /// How to run.
 struct RunOptions {
-  bool resume = false;               ///< continue from the newest checkpoint in the run directory
-  std::string run_dir;               ///< overrides train.checkpoint_dir (default runs/<name>)
-  std::string timeline_path;         ///< write a Chrome trace here when set
-  int64_t steps = 0;                 ///< overrides train.steps when > 0
-  std::FILE* out = stdout;           ///< progress and summary
-  bool tty = false;                  ///< progress bar instead of log lines
+  bool resume = false;        ///< continue from the newest checkpoint in the run directory
+  std::string run_dir;        ///< overrides train.checkpoint_dir (default runs/<name>)
+  std::string timeline_path;  ///< write a Chrome trace here when set
+  int64_t steps = 0;          ///< overrides train.steps when > 0
+  std::FILE* out = stdout;    ///< progress and summary
+  bool tty = false;           ///< progress bar instead of log lines
   const std::atomic<bool>* stop = nullptr;  ///< set asynchronously (Ctrl-C): checkpoint and stop
 };
 
 /// What a run did.
 struct RunSummary {
-  int64_t first_step = 0;   ///< 0, or the step resumed from
-  int64_t last_step = 0;    ///< steps completed in total
+  int64_t first_step = 0;  ///< 0, or the step resumed from
+  int64_t last_step = 0;   ///< steps completed in total
   bool interrupted = false;
-  double final_loss = 0;    ///< mean loss over the last logged window
+  double final_loss = 0;  ///< mean loss over the last logged window
   double final_accuracy = -1;
   double examples_per_s = 0;
   std::string run_dir, checkpoint, events_file, metrics_csv, timeline;

@@ -88,20 +88,23 @@ data::Dataset make_training_dataset(const proto::Experiment& e) {
       std::vector<data::FeatureSpec> specs;
       data::FeatureSpec label;
       for (const auto& [name, f] : d.features()) {
-        data::FeatureSpec spec{name, parse_dtype(f.dtype()), Shape(std::vector<int64_t>(f.shape().begin(), f.shape().end()))};
-        if (name == d.label()) label = spec;
-        else specs.push_back(spec);
+        data::FeatureSpec spec{name, parse_dtype(f.dtype()),
+                               Shape(std::vector<int64_t>(f.shape().begin(), f.shape().end()))};
+        if (name == d.label())
+          label = spec;
+        else
+          specs.push_back(spec);
       }
       if (specs.size() != 1)
-        throw invalid_argument("data.features: troupe run takes one feature tensor plus the label, got " +
-                               std::to_string(specs.size()) + " features besides '" + d.label() + "'");
+        throw invalid_argument(
+            "data.features: troupe run takes one feature tensor plus the label, got " +
+            std::to_string(specs.size()) + " features besides '" + d.label() + "'");
       specs.push_back(label);
       return data::tfrecord_dataset({d.files().begin(), d.files().end()}, specs);
     }
     throw unimplemented("data.kind '" + d.kind() + "' is not supported by troupe run yet");
   }();
-  if (d.shuffle())
-    ds = ds.shuffle(d.shuffle_buffer() > 0 ? d.shuffle_buffer() : 10000, e.seed());
+  if (d.shuffle()) ds = ds.shuffle(d.shuffle_buffer() > 0 ? d.shuffle_buffer() : 10000, e.seed());
   return ds.repeat().batch(d.global_batch(), /*drop_remainder=*/true);
 }
 

@@ -28,8 +28,11 @@ class Timeline {
   class Span {
    public:
     Span(Timeline* timeline, std::string name, std::string category, int track)
-        : timeline_(timeline), name_(std::move(name)), category_(std::move(category)),
-          track_(track), begin_(Clock::now()) {}
+        : timeline_(timeline),
+          name_(std::move(name)),
+          category_(std::move(category)),
+          track_(track),
+          begin_(Clock::now()) {}
     ~Span() {
       if (timeline_) timeline_->add(name_, category_, track_, begin_, Clock::now());
     }

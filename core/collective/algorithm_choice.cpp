@@ -32,7 +32,8 @@ CrossDeviceOpKind select_cross_device_ops(const std::vector<std::string>& device
                                           const DeviceCapabilities& caps) {
   if (devices.empty()) throw invalid_argument("select_cross_device_ops: empty device list");
   if (caps.logical_gpus != caps.physical_gpus) return CrossDeviceOpKind::reduction_to_one_device;
-  if (!std::all_of(devices.begin(), devices.end(), [](const std::string& d) { return mentions_gpu(d); }))
+  if (!std::all_of(devices.begin(), devices.end(),
+                   [](const std::string& d) { return mentions_gpu(d); }))
     return CrossDeviceOpKind::reduction_to_one_device;
   return caps.nccl_available ? CrossDeviceOpKind::nccl_all_reduce
                              : CrossDeviceOpKind::reduction_to_one_device;

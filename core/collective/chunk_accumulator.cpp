@@ -35,7 +35,8 @@ void ChunkAccumulator::sum_into(int chunk, Tensor& flat, ReduceFn reduce) {
   char* dst = static_cast<char*>(flat.raw_data()) + size_t(range.begin) * elem;
   if (range.count) {
     std::memcpy(dst, parts[0].raw_data(), size_t(range.count) * elem);
-    for (size_t i = 1; i < parts.size(); ++i) reduce(dst, parts[i].raw_data(), flat.dtype(), range.count);
+    for (size_t i = 1; i < parts.size(); ++i)
+      reduce(dst, parts[i].raw_data(), flat.dtype(), range.count);
   }
   for (auto& p : parts) p = Tensor();
 }

@@ -8,7 +8,8 @@
 namespace troupe {
 
 std::vector<ElementRange> split_evenly(int64_t count, int parts) {
-  if (parts <= 0) throw invalid_argument("split_evenly: parts must be positive, got " + std::to_string(parts));
+  if (parts <= 0)
+    throw invalid_argument("split_evenly: parts must be positive, got " + std::to_string(parts));
   std::vector<ElementRange> out;
   int64_t base = count / parts, extra = count % parts, begin = 0;
   for (int p = 0; p < parts; ++p) {

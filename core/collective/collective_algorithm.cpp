@@ -48,10 +48,10 @@ std::vector<CollectiveMessage> CollectiveAlgorithm::on_message(const CollectiveM
     throw message_error(m, "sender is not another member of the group");
   if (!m.payload.defined() || m.payload.dtype() != spec_.dtype ||
       m.payload.num_elements() != m.count)
-    throw message_error(m, "payload " + (m.payload.defined() ? m.payload.description()
-                                                             : std::string("undefined")) +
-                               " does not hold the header's " + std::to_string(m.count) + " " +
-                               std::string(dtype_name(spec_.dtype)) + " elements");
+    throw message_error(
+        m, "payload " + (m.payload.defined() ? m.payload.description() : std::string("undefined")) +
+               " does not hold the header's " + std::to_string(m.count) + " " +
+               std::string(dtype_name(spec_.dtype)) + " elements");
   if (done()) throw message_error(m, "arrived after the collective completed");
   check_identity(m);
   auto key = std::make_tuple(int(m.phase), int(m.step), int(m.chunk), m.from);

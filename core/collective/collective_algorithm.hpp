@@ -33,15 +33,15 @@ using ReduceFn = void (*)(void* dst, const void* src, DType dtype, int64_t count
 
 /// Everything an algorithm instance needs to know about its collective.
 struct CollectiveSpec {
-  int rank = 0;                  ///< this instance's position in the group, 0..group_size-1
-  int group_size = 1;            ///< number of participants
-  DType dtype = DType::float32;  ///< element type of every input
-  int64_t count = 0;             ///< elements per input (inputs are flattened)
-  int64_t chunk_bytes = 1 << 20; ///< largest payload per message (pipelining granularity)
-  int64_t instance = 0;          ///< collective id carried by, and checked on, every message
-  ReduceFn reduce = nullptr;     ///< elementwise accumulate
-  int root = 0;                  ///< ReduceToOne only: the reduce_to_device index
-  int64_t tensor_index = 0;      ///< HierarchicalCopy only: pack index i; rotates the roots
+  int rank = 0;                   ///< this instance's position in the group, 0..group_size-1
+  int group_size = 1;             ///< number of participants
+  DType dtype = DType::float32;   ///< element type of every input
+  int64_t count = 0;              ///< elements per input (inputs are flattened)
+  int64_t chunk_bytes = 1 << 20;  ///< largest payload per message (pipelining granularity)
+  int64_t instance = 0;           ///< collective id carried by, and checked on, every message
+  ReduceFn reduce = nullptr;      ///< elementwise accumulate
+  int root = 0;                   ///< ReduceToOne only: the reduce_to_device index
+  int64_t tensor_index = 0;       ///< HierarchicalCopy only: pack index i; rotates the roots
 };
 
 /// Base of the collective state machines: the checks common to all, the early-message buffer
@@ -101,7 +101,7 @@ class CollectiveAlgorithm {
   std::string name_;
   bool started_ = false;
   Shape input_shape_;
-  std::vector<CollectiveMessage> early_;  ///< arrived before start()
+  std::vector<CollectiveMessage> early_;           ///< arrived before start()
   std::set<std::tuple<int, int, int, int>> seen_;  ///< (phase, step, chunk, from)
 };
 

@@ -26,14 +26,14 @@ std::string_view phase_name(CollectivePhase phase);
 
 /// One chunk of one step of a collective, addressed rank to rank.
 struct CollectiveMessage {
-  int64_t instance = 0;   ///< which collective (the launcher's instance key); must match
-  int from = 0;           ///< sending rank
-  int to = 0;             ///< receiving rank
+  int64_t instance = 0;  ///< which collective (the launcher's instance key); must match
+  int from = 0;          ///< sending rank
+  int to = 0;            ///< receiving rank
   CollectivePhase phase = CollectivePhase::reduce_scatter;
-  int32_t step = 0;       ///< ring step within the phase (0 for one-step phases)
-  int32_t chunk = 0;      ///< chunk index within the segment (ring) or buffer (others)
-  int64_t offset = 0;     ///< first element of the chunk in the flattened buffer
-  int64_t count = 0;      ///< elements in the chunk; payload holds exactly these
+  int32_t step = 0;    ///< ring step within the phase (0 for one-step phases)
+  int32_t chunk = 0;   ///< chunk index within the segment (ring) or buffer (others)
+  int64_t offset = 0;  ///< first element of the chunk in the flattened buffer
+  int64_t count = 0;   ///< elements in the chunk; payload holds exactly these
   /// 1-D tensor of `count` elements; inside a process a view of the sender's buffer (no copy).
   Tensor payload;
 

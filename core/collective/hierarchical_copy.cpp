@@ -7,7 +7,8 @@ HierarchicalGroups hierarchical_groups(int group_size, int64_t tensor_index) {
     throw invalid_argument("hierarchical copy: cannot reduce an empty group (group_size " +
                            std::to_string(group_size) + ")");
   if (tensor_index < 0)
-    throw invalid_argument("hierarchical copy: negative tensor index " + std::to_string(tensor_index));
+    throw invalid_argument("hierarchical copy: negative tensor index " +
+                           std::to_string(tensor_index));
   int half = group_size / 2;
   ElementRange lower{0, half}, upper{half, group_size - half};
   HierarchicalGroups g;
@@ -58,15 +59,15 @@ void HierarchicalCopy::check_identity(const CollectiveMessage& m) const {
       break;
     case CollectivePhase::broadcast:
       if (is_main() || m.from != my_main_)
-        throw message_error(m, "broadcast must come from this rank's group main, rank " +
-                                   std::to_string(my_main_));
+        throw message_error(
+            m, "broadcast must come from this rank's group main, rank " + std::to_string(my_main_));
       break;
-    default:
-      throw message_error(m, "phase is not part of a hierarchical copy");
+    default: throw message_error(m, "phase is not part of a hierarchical copy");
   }
   if (m.step != 0) throw message_error(m, "step must be 0");
   if (m.chunk < 0 || size_t(m.chunk) >= chunks_.size())
-    throw message_error(m, "chunk outside the buffer's " + std::to_string(chunks_.size()) + " chunks");
+    throw message_error(m,
+                        "chunk outside the buffer's " + std::to_string(chunks_.size()) + " chunks");
   check_range(m, chunks_[m.chunk]);
 }
 
@@ -75,7 +76,8 @@ std::vector<CollectiveMessage> HierarchicalCopy::begin(const Tensor& flat_input)
   std::vector<CollectiveMessage> out;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     if (!is_main())
-      out.push_back(make_message(my_main_, CollectivePhase::gather, 0, int(c), chunks_[c], flat_input));
+      out.push_back(
+          make_message(my_main_, CollectivePhase::gather, 0, int(c), chunks_[c], flat_input));
     else if (group_sum_->add(spec_.rank, int(c), view(flat_input, chunks_[c])))
       group_sum_ready(int(c), out);
   }
@@ -112,7 +114,8 @@ void HierarchicalCopy::group_sum_ready(int c, std::vector<CollectiveMessage>& ou
   group_sum_->sum_into(c, result_, spec_.reduce);
   own_partial_done_[c] = true;
   if (spec_.rank != groups_.g0_main)
-    out.push_back(make_message(groups_.g0_main, CollectivePhase::cross_reduce, 0, c, chunks_[c], result_));
+    out.push_back(
+        make_message(groups_.g0_main, CollectivePhase::cross_reduce, 0, c, chunks_[c], result_));
   else if (groups_.group_b.count == 0 || partial_b_[c].defined())
     total_ready(c, out);
 }
@@ -121,7 +124,8 @@ void HierarchicalCopy::total_ready(int c, std::vector<CollectiveMessage>& out) {
   if (groups_.group_b.count) {
     reduce_into(result_, chunks_[c], partial_b_[c]);
     partial_b_[c] = Tensor();
-    out.push_back(make_message(groups_.g1_main, CollectivePhase::cross_broadcast, 0, c, chunks_[c], result_));
+    out.push_back(
+        make_message(groups_.g1_main, CollectivePhase::cross_broadcast, 0, c, chunks_[c], result_));
   }
   ++completed_;
   broadcast_to_members(c, out);

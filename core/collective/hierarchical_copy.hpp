@@ -23,7 +23,8 @@
 
 namespace troupe {
 
-/// The two groups and mains of one hierarchical-copy reduction (pure arithmetic, exposed for tests).
+/// The two groups and mains of one hierarchical-copy reduction (pure arithmetic, exposed for
+/// tests).
 struct HierarchicalGroups {
   ElementRange group_a;  ///< ranks [begin, end) of the group holding g0_main
   ElementRange group_b;  ///< the other ranks; empty when n == 1

@@ -20,9 +20,9 @@ struct LocalDriverOptions {
 
 /// What a run did, for tests and benchmarks.
 struct LocalDriverStats {
-  int64_t messages = 0;       ///< messages delivered
-  int64_t payload_bytes = 0;  ///< sum of payload sizes
-  int64_t early_messages = 0; ///< messages delivered to a rank before its start()
+  int64_t messages = 0;        ///< messages delivered
+  int64_t payload_bytes = 0;   ///< sum of payload sizes
+  int64_t early_messages = 0;  ///< messages delivered to a rank before its start()
 };
 
 /// Starts peers[r] with inputs[r], routes every message until all are done and returns each

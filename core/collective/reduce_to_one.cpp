@@ -19,13 +19,15 @@ ReduceToOne::ReduceToOne(const CollectiveSpec& spec) : CollectiveAlgorithm("redu
 void ReduceToOne::check_identity(const CollectiveMessage& m) const {
   CollectivePhase expected = is_root() ? CollectivePhase::gather : CollectivePhase::broadcast;
   if (m.phase != expected)
-    throw message_error(m, std::string("rank ") + (is_root() ? "is the root and" : "is not the root and") +
+    throw message_error(m, std::string("rank ") +
+                               (is_root() ? "is the root and" : "is not the root and") +
                                " only receives " + std::string(phase_name(expected)));
   if (!is_root() && m.from != spec_.root)
     throw message_error(m, "broadcast must come from the root, rank " + std::to_string(spec_.root));
   if (m.step != 0) throw message_error(m, "step must be 0");
   if (m.chunk < 0 || size_t(m.chunk) >= chunks_.size())
-    throw message_error(m, "chunk outside the buffer's " + std::to_string(chunks_.size()) + " chunks");
+    throw message_error(m,
+                        "chunk outside the buffer's " + std::to_string(chunks_.size()) + " chunks");
   check_range(m, chunks_[m.chunk]);
 }
 
@@ -34,7 +36,8 @@ std::vector<CollectiveMessage> ReduceToOne::begin(const Tensor& flat_input) {
   std::vector<CollectiveMessage> out;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     if (!is_root()) {
-      out.push_back(make_message(spec_.root, CollectivePhase::gather, 0, int(c), chunks_[c], flat_input));
+      out.push_back(
+          make_message(spec_.root, CollectivePhase::gather, 0, int(c), chunks_[c], flat_input));
     } else if (sums_->add(spec_.rank, int(c), view(flat_input, chunks_[c]))) {
       finish_chunk(int(c), out);
     }
@@ -57,7 +60,8 @@ void ReduceToOne::finish_chunk(int c, std::vector<CollectiveMessage>& out) {
   sums_->sum_into(c, result_, spec_.reduce);
   ++completed_;
   for (int r = 0; r < spec_.group_size; ++r)
-    if (r != spec_.rank) out.push_back(make_message(r, CollectivePhase::broadcast, 0, c, chunks_[c], result_));
+    if (r != spec_.rank)
+      out.push_back(make_message(r, CollectivePhase::broadcast, 0, c, chunks_[c], result_));
 }
 
 }  // namespace troupe

@@ -26,13 +26,14 @@ void RingAllReduce::check_identity(const CollectiveMessage& m) const {
   if (m.phase != CollectivePhase::reduce_scatter && m.phase != CollectivePhase::all_gather)
     throw message_error(m, "phase is not part of a ring all-reduce");
   if (m.from != left_)
-    throw message_error(m, "a ring rank only receives from its left neighbour, rank " +
-                               std::to_string(left_));
+    throw message_error(
+        m, "a ring rank only receives from its left neighbour, rank " + std::to_string(left_));
   if (m.step < 0 || m.step > last_step_)
     throw message_error(m, "step outside 0.." + std::to_string(last_step_));
   const auto& chunks = chunks_[incoming_segment(m.phase, m.step)];
   if (m.chunk < 0 || size_t(m.chunk) >= chunks.size())
-    throw message_error(m, "chunk outside the segment's " + std::to_string(chunks.size()) + " chunks");
+    throw message_error(m,
+                        "chunk outside the segment's " + std::to_string(chunks.size()) + " chunks");
   check_range(m, chunks[m.chunk]);
 }
 
@@ -43,7 +44,8 @@ std::vector<CollectiveMessage> RingAllReduce::begin(const Tensor& flat_input) {
   if (last_step_ < 0) return out;  // a group of one: the input is the sum
   const auto& own = chunks_[spec_.rank];
   for (size_t c = 0; c < own.size(); ++c)
-    out.push_back(make_message(right_, CollectivePhase::reduce_scatter, 0, int(c), own[c], result_));
+    out.push_back(
+        make_message(right_, CollectivePhase::reduce_scatter, 0, int(c), own[c], result_));
   return out;
 }
 

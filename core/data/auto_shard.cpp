@@ -29,7 +29,8 @@ NodePtr shard_files(const NodePtr& node, int64_t w, int64_t i) {
 
 NodePtr rebatch_to_legacy(const NodePtr& node, int64_t num_replicas) {
   if (node->inputs().empty()) return node;
-  auto rebuilt = map_inputs(node, [&](const NodePtr& in) { return rebatch_to_legacy(in, num_replicas); });
+  auto rebuilt =
+      map_inputs(node, [&](const NodePtr& in) { return rebatch_to_legacy(in, num_replicas); });
   if (node->name() == "rebatch")
     return Dataset(rebuilt->inputs().at(0)).legacy_rebatch(num_replicas).node();
   return rebuilt;
@@ -61,8 +62,8 @@ AutoShardResult auto_shard_dataset(const Dataset& dataset, int64_t num_shards, i
     return {dataset, policy == AutoShardPolicy::auto_ ? AutoShardPolicy::file : policy, ""};
   const NodePtr& root = dataset.node();
   auto by_data = [&] {
-    return wrap(shard_data(rebatch_to_legacy(root, num_replicas > 0 ? num_replicas : 1),
-                           num_shards, index));
+    return wrap(shard_data(rebatch_to_legacy(root, num_replicas > 0 ? num_replicas : 1), num_shards,
+                           index));
   };
   switch (policy) {
     case AutoShardPolicy::file:

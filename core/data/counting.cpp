@@ -197,7 +197,8 @@ std::unique_ptr<IteratorBase> CountNode::make_iterator(const IteratorContext& ct
 }  // namespace
 
 Dataset Dataset::repeat(int64_t count) const {
-  if (count < -1) throw invalid_argument("repeat: count must be >= -1, got " + std::to_string(count));
+  if (count < -1)
+    throw invalid_argument("repeat: count must be >= -1, got " + std::to_string(count));
   return derive(std::make_shared<RepeatNode>(node_, count));
 }
 

@@ -35,7 +35,8 @@ Tensor parse_cell(const std::string& cell, DType dtype, const std::string& where
 
 class CsvCursor : public FileCursor {
  public:
-  CsvCursor(std::string path, const CsvOptions& options) : path_(std::move(path)), options_(options) {
+  CsvCursor(std::string path, const CsvOptions& options)
+      : path_(std::move(path)), options_(options) {
     in_.open(path_, std::ios::binary);
     if (!in_) throw not_found("CSV file '" + path_ + "': cannot open: " + std::strerror(errno));
     if (options_.header) read_line();

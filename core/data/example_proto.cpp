@@ -9,12 +9,15 @@ namespace {
 
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLen = 2, kFixed32 = 5 };
 
-Error malformed(const std::string& what) { return data_loss("malformed tf.train.Example: " + what); }
+Error malformed(const std::string& what) {
+  return data_loss("malformed tf.train.Example: " + what);
+}
 
 // A cursor over protobuf wire bytes.
 class WireReader {
  public:
-  explicit WireReader(std::string_view bytes) : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+  explicit WireReader(std::string_view bytes)
+      : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
   bool done() const { return p_ == end_; }
   uint64_t varint() {
     uint64_t v = 0;
@@ -86,7 +89,9 @@ void put_varint(std::string& out, uint64_t v) {
   }
   out.push_back(char(v));
 }
-void put_tag(std::string& out, uint32_t field, uint32_t wire) { put_varint(out, field << 3 | wire); }
+void put_tag(std::string& out, uint32_t field, uint32_t wire) {
+  put_varint(out, field << 3 | wire);
+}
 void put_len(std::string& out, uint32_t field, std::string_view bytes) {
   put_tag(out, field, kLen);
   put_varint(out, bytes.size());
@@ -101,8 +106,9 @@ std::string encode_feature(const Feature& f) {
       break;
     case FeatureKind::float_list:
       if (!f.floats.empty())
-        put_len(list, 1, std::string_view(reinterpret_cast<const char*>(f.floats.data()),
-                                          f.floats.size() * 4));
+        put_len(
+            list, 1,
+            std::string_view(reinterpret_cast<const char*>(f.floats.data()), f.floats.size() * 4));
       break;
     case FeatureKind::int64_list: {
       std::string packed;
@@ -136,7 +142,8 @@ size_t FeatureView::size() const {
       for_each_value_chunk(
           list, kFixed32,
           [&](std::string_view packed) {
-            if (packed.size() % 4) throw malformed("packed float list of " + std::to_string(packed.size()) + " bytes");
+            if (packed.size() % 4)
+              throw malformed("packed float list of " + std::to_string(packed.size()) + " bytes");
             n += packed.size() / 4;
           },
           [&](WireReader& r) { r.bytes(4), ++n; });
@@ -159,7 +166,8 @@ void FeatureView::copy_floats(float* out) const {
   for_each_value_chunk(
       list, kFixed32,
       [&](std::string_view packed) {
-        if (packed.size() % 4) throw malformed("packed float list of " + std::to_string(packed.size()) + " bytes");
+        if (packed.size() % 4)
+          throw malformed("packed float list of " + std::to_string(packed.size()) + " bytes");
         std::memcpy(out, packed.data(), packed.size());
         out += packed.size() / 4;
       },
@@ -181,8 +189,10 @@ std::vector<std::string_view> FeatureView::bytes() const {
   WireReader r(list);
   while (!r.done()) {
     auto [field, wire] = r.tag();
-    if (field == 1 && wire == kLen) out.push_back(r.len_delimited());
-    else r.skip(wire);
+    if (field == 1 && wire == kLen)
+      out.push_back(r.len_delimited());
+    else
+      r.skip(wire);
   }
   return out;
 }

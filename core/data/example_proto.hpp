@@ -25,9 +25,15 @@ struct Feature {
   std::vector<float> floats;
   std::vector<int64_t> int64s;
 
-  static Feature of_floats(std::vector<float> v) { return {FeatureKind::float_list, {}, std::move(v), {}}; }
-  static Feature of_int64s(std::vector<int64_t> v) { return {FeatureKind::int64_list, {}, {}, std::move(v)}; }
-  static Feature of_bytes(std::vector<std::string> v) { return {FeatureKind::bytes_list, std::move(v), {}, {}}; }
+  static Feature of_floats(std::vector<float> v) {
+    return {FeatureKind::float_list, {}, std::move(v), {}};
+  }
+  static Feature of_int64s(std::vector<int64_t> v) {
+    return {FeatureKind::int64_list, {}, {}, std::move(v)};
+  }
+  static Feature of_bytes(std::vector<std::string> v) {
+    return {FeatureKind::bytes_list, std::move(v), {}, {}};
+  }
   bool operator==(const Feature& o) const {
     return kind == o.kind && bytes == o.bytes && floats == o.floats && int64s == o.int64s;
   }

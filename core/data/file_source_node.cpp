@@ -5,7 +5,8 @@ namespace {
 
 class FileSourceIterator : public IteratorBase {
  public:
-  explicit FileSourceIterator(std::shared_ptr<const FileSourceNode> node) : node_(std::move(node)) {}
+  explicit FileSourceIterator(std::shared_ptr<const FileSourceNode> node)
+      : node_(std::move(node)) {}
   std::optional<Element> next() override {
     const auto& files = *node_->files();
     while (file_ < files.size()) {

@@ -23,8 +23,7 @@ class FileCursor {
 
 /// A source node over files; subclasses open a cursor per file. Must be owned by a shared_ptr:
 /// its iterators keep it alive (cursors refer to its options).
-class FileSourceNode : public DatasetNode,
-                       public std::enable_shared_from_this<FileSourceNode> {
+class FileSourceNode : public DatasetNode, public std::enable_shared_from_this<FileSourceNode> {
  public:
   FileSourceNode(std::string name, std::vector<std::string> files, ElementSpec spec)
       : name_(std::move(name)), files_(std::move(files)), spec_(std::move(spec)) {}

@@ -55,14 +55,14 @@ std::string StateReader::str() { return std::string(take(u64())); }
 
 Tensor StateReader::tensor() {
   uint64_t raw = u64();
-  if (raw > 255 || !is_valid_dtype(int(raw)))
-    throw corrupt("invalid dtype " + std::to_string(raw));
+  if (raw > 255 || !is_valid_dtype(int(raw))) throw corrupt("invalid dtype " + std::to_string(raw));
   uint64_t rank = u64();
   if (rank > kMaxRank) throw corrupt("invalid tensor rank " + std::to_string(rank));
   std::vector<int64_t> dims(rank);
   for (auto& d : dims) {
     d = i64();
-    if (d < 0 || d > int64_t(bytes_.size())) throw corrupt("invalid dimension " + std::to_string(d));
+    if (d < 0 || d > int64_t(bytes_.size()))
+      throw corrupt("invalid dimension " + std::to_string(d));
   }
   Tensor t(static_cast<DType>(raw), Shape{dims});
   auto bytes = take(t.byte_size());

@@ -42,7 +42,9 @@ class IndexedSourceNode : public DatasetNode {
  public:
   using ElementAt = std::function<std::optional<Element>(int64_t)>;
   IndexedSourceNode(std::string name, ElementSpec spec, int64_t cardinality, ElementAt at)
-      : name_(std::move(name)), spec_(std::move(spec)), cardinality_(cardinality),
+      : name_(std::move(name)),
+        spec_(std::move(spec)),
+        cardinality_(cardinality),
         at_(std::move(at)) {}
   std::string name() const override { return name_; }
   ElementSpec element_spec() const override { return spec_; }

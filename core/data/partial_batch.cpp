@@ -31,8 +31,10 @@ std::vector<Element> split_global_batch(const Element& batch, int64_t global_bat
   if (batch.empty()) throw invalid_argument("split_global_batch: element has no components");
   for (const auto& t : batch)
     if (t.shape().rank() == 0 || t.shape()[0] != batch[0].shape()[0])
-      throw invalid_argument("split_global_batch: components must be batched with a common "
-                             "leading dimension, got " + t.description());
+      throw invalid_argument(
+          "split_global_batch: components must be batched with a common "
+          "leading dimension, got " +
+          t.description());
   int64_t rows = batch[0].shape()[0];
   if (rows > global_batch_size)
     throw invalid_argument("split_global_batch: batch of " + std::to_string(rows) +

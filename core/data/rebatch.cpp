@@ -89,7 +89,8 @@ class RowSource {
 
 Element empty_batch(const ElementSpec& row_spec) {
   Element out;
-  for (const auto& c : row_spec) out.push_back(empty_like_spec({c.dtype, batched_spec({c}, 0)[0].dims}));
+  for (const auto& c : row_spec)
+    out.push_back(empty_like_spec({c.dtype, batched_spec({c}, 0)[0].dims}));
   return out;
 }
 
@@ -125,7 +126,9 @@ class RebatchIterator : public IteratorBase {
  public:
   RebatchIterator(std::unique_ptr<IteratorBase> in, std::vector<int64_t> sizes, bool drop,
                   ElementSpec row_spec)
-      : rows_(std::move(in), "rebatch"), sizes_(std::move(sizes)), drop_(drop),
+      : rows_(std::move(in), "rebatch"),
+        sizes_(std::move(sizes)),
+        drop_(drop),
         row_spec_(std::move(row_spec)) {}
   std::optional<Element> next() override {
     if (rows_.done()) return std::nullopt;
@@ -223,7 +226,8 @@ class LegacyRebatchIterator : public IteratorBase {
   void restore(StateReader& r) override {
     r.expect_tag("legacy_rebatch");
     piece_ = r.i64();
-    if (piece_ < 0 || piece_ >= n_) throw data_loss("iterator state: legacy_rebatch piece out of range");
+    if (piece_ < 0 || piece_ >= n_)
+      throw data_loss("iterator state: legacy_rebatch piece out of range");
     rows_.restore(r);
   }
 
@@ -243,9 +247,9 @@ std::vector<int64_t> batch_sizes_for_worker(int64_t global_batch_size, int64_t n
                                             int64_t replicas_per_worker, int64_t worker_index) {
   if (global_batch_size < 0 || num_workers <= 0 || replicas_per_worker <= 0)
     throw invalid_argument("batch_sizes_for_worker: need G >= 0, W > 0, R > 0 (got G=" +
-                           std::to_string(global_batch_size) + ", W=" +
-                           std::to_string(num_workers) + ", R=" +
-                           std::to_string(replicas_per_worker) + ")");
+                           std::to_string(global_batch_size) +
+                           ", W=" + std::to_string(num_workers) +
+                           ", R=" + std::to_string(replicas_per_worker) + ")");
   if (worker_index < 0 || worker_index >= num_workers)
     throw invalid_argument("batch_sizes_for_worker: worker index " + std::to_string(worker_index) +
                            " outside [0, " + std::to_string(num_workers) + ")");
@@ -331,9 +335,10 @@ Dataset rebatch_for_worker(const Dataset& dataset, int64_t num_workers,
   int64_t r = num_replicas_in_sync / num_workers;
   int64_t b = compute_batch_size(dataset);
   if (b == kNoBatchFound)
-    throw invalid_argument("rebatch: reached the dataset source without encountering a batch; "
-                           "call batch() on the input dataset before it can be split across " +
-                           std::to_string(num_replicas_in_sync) + " replicas");
+    throw invalid_argument(
+        "rebatch: reached the dataset source without encountering a batch; "
+        "call batch() on the input dataset before it can be split across " +
+        std::to_string(num_replicas_in_sync) + " replicas");
   if (b < 0) return dataset.legacy_rebatch(num_replicas_in_sync).prefetch(r);
   return dataset.rebatch(batch_sizes_for_worker(b, num_workers, r, worker_index)).prefetch(r);
 }

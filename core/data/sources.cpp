@@ -77,8 +77,8 @@ Dataset Dataset::range(int64_t start, int64_t stop, int64_t step) {
   auto at = [start, step](int64_t i) -> std::optional<Element> {
     return Element{Tensor::from_scalar<int64_t>(start + i * step)};
   };
-  return Dataset(std::make_shared<IndexedSourceNode>(
-      "range", ElementSpec{{DType::int64, {}}}, count, at));
+  return Dataset(
+      std::make_shared<IndexedSourceNode>("range", ElementSpec{{DType::int64, {}}}, count, at));
 }
 
 Dataset Dataset::from_generator(Generator gen, ElementSpec spec, int64_t cardinality) {
@@ -93,11 +93,12 @@ Dataset Dataset::from_generator(Generator gen, ElementSpec spec, int64_t cardina
     for (size_t c = 0; c < spec.size(); ++c)
       if (!spec[c].matches((*e)[c]))
         throw invalid_argument("from_generator: element " + std::to_string(i) + " component " +
-                               std::to_string(c) + " is " + (*e)[c].description() +
-                               ", spec says " + spec[c].to_string());
+                               std::to_string(c) + " is " + (*e)[c].description() + ", spec says " +
+                               spec[c].to_string());
     return e;
   };
-  return Dataset(std::make_shared<IndexedSourceNode>("generator", std::move(spec), cardinality, at));
+  return Dataset(
+      std::make_shared<IndexedSourceNode>("generator", std::move(spec), cardinality, at));
 }
 
 }  // namespace troupe::data

@@ -12,7 +12,8 @@ constexpr uint64_t kStreamWeights = 21, kStreamInputs = 22, kStreamNoise = 23;
 
 void check_counts(int64_t examples, int64_t features, const char* who) {
   if (examples < 0 || features <= 0)
-    throw invalid_argument(std::string(who) + ": need num_examples >= 0 and num_features > 0 (got " +
+    throw invalid_argument(std::string(who) +
+                           ": need num_examples >= 0 and num_features > 0 (got " +
                            std::to_string(examples) + ", " + std::to_string(features) + ")");
 }
 
@@ -22,7 +23,8 @@ Tensor synthetic_class_means(const ClassificationOptions& o) {
   Philox rng(o.seed, kStreamMeans);
   Tensor means(DType::float32, {o.num_classes, o.num_features});
   float* m = means.data<float>();
-  for (int64_t i = 0; i < means.num_elements(); ++i) m[i] = float(o.separation * rng.normal(uint64_t(i)));
+  for (int64_t i = 0; i < means.num_elements(); ++i)
+    m[i] = float(o.separation * rng.normal(uint64_t(i)));
   return means;
 }
 
@@ -48,8 +50,8 @@ Dataset synthetic_classification(const ClassificationOptions& o) {
     return Element{x, y};
   };
   ElementSpec spec{{DType::float32, {o.num_features}}, {o.label_dtype, {}}};
-  return Dataset(std::make_shared<IndexedSourceNode>("synthetic_classification", spec,
-                                                     o.num_examples, at));
+  return Dataset(
+      std::make_shared<IndexedSourceNode>("synthetic_classification", spec, o.num_examples, at));
 }
 
 RegressionTruth synthetic_regression_truth(const RegressionOptions& o) {
@@ -79,8 +81,8 @@ Dataset synthetic_regression(const RegressionOptions& o) {
     return Element{x, Tensor::from_vector<float>({1}, {float(y)})};
   };
   ElementSpec spec{{DType::float32, {o.num_features}}, {DType::float32, {1}}};
-  return Dataset(std::make_shared<IndexedSourceNode>("synthetic_regression", spec,
-                                                     o.num_examples, at));
+  return Dataset(
+      std::make_shared<IndexedSourceNode>("synthetic_regression", spec, o.num_examples, at));
 }
 
 }  // namespace troupe::data

@@ -60,7 +60,8 @@ void TFRecordWriter::close() {
   if (!file_) return;
   int rc = std::fclose(file_);
   file_ = nullptr;
-  if (rc != 0) throw unavailable("TFRecord file '" + path_ + "': close failed: " + std::strerror(errno));
+  if (rc != 0)
+    throw unavailable("TFRecord file '" + path_ + "': close failed: " + std::strerror(errno));
 }
 
 TFRecordReader::TFRecordReader(std::string path) : path_(std::move(path)) {

@@ -51,7 +51,8 @@ class ExampleCursor : public FileCursor {
   Tensor extract(const FeatureSpec& spec, const FeatureView& v, uint64_t at) const {
     if (v.kind == FeatureKind::none)
       throw invalid_argument("feature '" + spec.name + "' is missing in " + where(at));
-    FeatureKind want = spec.dtype == DType::float32 ? FeatureKind::float_list : FeatureKind::int64_list;
+    FeatureKind want =
+        spec.dtype == DType::float32 ? FeatureKind::float_list : FeatureKind::int64_list;
     if (v.kind != want)
       throw invalid_argument("feature '" + spec.name + "' in " + where(at) + " is a " +
                              std::string(feature_kind_name(v.kind)) + ", the spec wants " +
@@ -64,8 +65,10 @@ class ExampleCursor : public FileCursor {
                              spec.shape.to_string() + " needs " +
                              std::to_string(spec.shape.num_elements()));
     Tensor t(spec.dtype, spec.shape);
-    if (spec.dtype == DType::float32) v.copy_floats(t.data<float>());
-    else v.copy_int64s(t.data<int64_t>());
+    if (spec.dtype == DType::float32)
+      v.copy_floats(t.data<float>());
+    else
+      v.copy_int64s(t.data<int64_t>());
     return t;
   }
 

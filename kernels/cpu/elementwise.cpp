@@ -28,8 +28,7 @@ void map_unary(const T* a, T* out, int64_t n, F f) {
 }
 
 template <class T, class F>
-void zip_distinct(const T* __restrict a, const T* __restrict b, T* __restrict out, int64_t n,
-                  F f) {
+void zip_distinct(const T* __restrict a, const T* __restrict b, T* __restrict out, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
 }
 
@@ -56,9 +55,18 @@ void map_binary(const T* a, const T* b, T* out, int64_t n, F f) {
     zip_distinct(a, b, out, n, f);
 }
 
-template <class T> const T* in_a(const ElementwiseArgs& x) { return static_cast<const T*>(x.a); }
-template <class T> const T* in_b(const ElementwiseArgs& x) { return static_cast<const T*>(x.b); }
-template <class T> T* out_of(const ElementwiseArgs& x) { return static_cast<T*>(x.out); }
+template <class T>
+const T* in_a(const ElementwiseArgs& x) {
+  return static_cast<const T*>(x.a);
+}
+template <class T>
+const T* in_b(const ElementwiseArgs& x) {
+  return static_cast<const T*>(x.b);
+}
+template <class T>
+T* out_of(const ElementwiseArgs& x) {
+  return static_cast<T*>(x.out);
+}
 
 template <class T>
 void add(const ElementwiseArgs& x) {

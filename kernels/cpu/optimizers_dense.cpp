@@ -6,8 +6,14 @@
 namespace troupe::cpu {
 namespace {
 
-template <class T> T* typed(void* p) { return static_cast<T*>(p); }
-template <class T> const T* typed(const void* p) { return static_cast<const T*>(p); }
+template <class T>
+T* typed(void* p) {
+  return static_cast<T*>(p);
+}
+template <class T>
+const T* typed(const void* p) {
+  return static_cast<const T*>(p);
+}
 
 template <class T>
 void apply_sgd(const OptimizerArgs& x) {

@@ -23,8 +23,14 @@ void for_each_row(const OptimizerArgs& x, const char* op, F update) {
   }
 }
 
-template <class T> T* typed(void* p) { return static_cast<T*>(p); }
-template <class T> const T* typed(const void* p) { return static_cast<const T*>(p); }
+template <class T>
+T* typed(void* p) {
+  return static_cast<T*>(p);
+}
+template <class T>
+const T* typed(const void* p) {
+  return static_cast<const T*>(p);
+}
 
 template <class T>
 void sparse_apply_sgd(const OptimizerArgs& x) {
@@ -52,8 +58,8 @@ void sparse_apply_adam(const OptimizerArgs& x) {
 template <class T>
 void sparse_apply_adagrad(const OptimizerArgs& x) {
   for_each_row(x, "sparse_apply_adagrad", [&](int64_t at, int64_t g) {
-    adagrad_span(typed<T>(x.var) + at, typed<T>(x.slot1) + at, typed<T>(x.grad) + g,
-                 x.row_elements, x.hyper);
+    adagrad_span(typed<T>(x.var) + at, typed<T>(x.slot1) + at, typed<T>(x.grad) + g, x.row_elements,
+                 x.hyper);
   });
 }
 
@@ -64,8 +70,7 @@ void register_sparse_optimizers(KernelRegistry& r) {
   add_float_kernels<A>(r, "sparse_apply_sgd", sparse_apply_sgd<float>, sparse_apply_sgd<double>);
   add_float_kernels<A>(r, "sparse_apply_momentum", sparse_apply_momentum<float>,
                        sparse_apply_momentum<double>);
-  add_float_kernels<A>(r, "sparse_apply_adam", sparse_apply_adam<float>,
-                       sparse_apply_adam<double>);
+  add_float_kernels<A>(r, "sparse_apply_adam", sparse_apply_adam<float>, sparse_apply_adam<double>);
   add_float_kernels<A>(r, "sparse_apply_adagrad", sparse_apply_adagrad<float>,
                        sparse_apply_adagrad<double>);
 }

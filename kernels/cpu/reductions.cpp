@@ -18,13 +18,13 @@ void start2(T* __restrict acc, const T* __restrict a, const T* __restrict b, int
   for (int64_t i = 0; i < n; ++i) acc[i] = a[i] + b[i];
 }
 template <class T>
-void start3(T* __restrict acc, const T* __restrict a, const T* __restrict b,
-            const T* __restrict c, int64_t n) {
+void start3(T* __restrict acc, const T* __restrict a, const T* __restrict b, const T* __restrict c,
+            int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] = a[i] + b[i] + c[i];
 }
 template <class T>
-void start4(T* __restrict acc, const T* __restrict a, const T* __restrict b,
-            const T* __restrict c, const T* __restrict d, int64_t n) {
+void start4(T* __restrict acc, const T* __restrict a, const T* __restrict b, const T* __restrict c,
+            const T* __restrict d, int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] = a[i] + b[i] + c[i] + d[i];
 }
 template <class T>
@@ -36,8 +36,8 @@ void more2(T* __restrict acc, const T* __restrict a, const T* __restrict b, int6
   for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] + a[i] + b[i];
 }
 template <class T>
-void more3(T* __restrict acc, const T* __restrict a, const T* __restrict b,
-           const T* __restrict c, int64_t n) {
+void more3(T* __restrict acc, const T* __restrict a, const T* __restrict b, const T* __restrict c,
+           int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] = acc[i] + a[i] + b[i] + c[i];
 }
 

@@ -12,8 +12,7 @@ int64_t checked_row(const RowIndexArgs& x, int64_t i, const char* op) {
   const int64_t row = read_index(x.indices, x.index_dtype, i);
   if (row < 0 || row >= x.table_rows)
     throw out_of_range(std::string(op) + ": index " + std::to_string(row) + " at position " +
-                       std::to_string(i) + " is outside [0, " + std::to_string(x.table_rows) +
-                       ")");
+                       std::to_string(i) + " is outside [0, " + std::to_string(x.table_rows) + ")");
   return row;
 }
 

@@ -19,8 +19,8 @@ Tensor allocate_gpu_tensor(DType dtype, Shape shape, int device) {
   void* p = nullptr;
   // cudaMalloc(0) may return null; allocate one byte so every GPU tensor has a real address.
   cuda::check(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc");
-  auto buffer = std::make_shared<Buffer>(p, bytes, MemoryKind::gpu, device,
-                                         [](void* q) { cudaFree(q); });
+  auto buffer =
+      std::make_shared<Buffer>(p, bytes, MemoryKind::gpu, device, [](void* q) { cudaFree(q); });
   return Tensor(dtype, std::move(shape), std::move(buffer));
 }
 
@@ -46,8 +46,8 @@ Tensor copy_to_gpu(const Tensor& host, int device, void* stream) {
     throw invalid_argument("copy_to_gpu: " + host.description() + " is already on a GPU");
   Tensor gpu = allocate_gpu_tensor(host.dtype(), host.shape(), device);
   if (host.byte_size())
-    copy_and_wait(gpu.raw_data(), host.raw_data(), host.byte_size(), cudaMemcpyHostToDevice,
-                  stream, "copy_to_gpu");
+    copy_and_wait(gpu.raw_data(), host.raw_data(), host.byte_size(), cudaMemcpyHostToDevice, stream,
+                  "copy_to_gpu");
   return gpu;
 }
 
@@ -57,8 +57,8 @@ Tensor copy_to_host(const Tensor& gpu, void* stream) {
   Tensor host(gpu.dtype(), gpu.shape());
   cuda::check(cudaSetDevice(gpu.buffer()->device_index()), "cudaSetDevice");
   if (gpu.byte_size())
-    copy_and_wait(host.raw_data(), gpu.raw_data(), gpu.byte_size(), cudaMemcpyDeviceToHost,
-                  stream, "copy_to_host");
+    copy_and_wait(host.raw_data(), gpu.raw_data(), gpu.byte_size(), cudaMemcpyDeviceToHost, stream,
+                  "copy_to_host");
   return host;
 }
 

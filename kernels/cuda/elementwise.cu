@@ -24,52 +24,73 @@ void launch(const ElementwiseArgs& x, const char* name, F f) {
   check_launch(name);
 }
 
-template <class T> struct Add {
+template <class T>
+struct Add {
   __device__ T operator()(T a, T b, T) const { return a + b; }
 };
-template <class T> struct Sub {
+template <class T>
+struct Sub {
   __device__ T operator()(T a, T b, T) const { return a - b; }
 };
-template <class T> struct Scale {
+template <class T>
+struct Scale {
   T alpha;
   __device__ T operator()(T a, T, T) const { return alpha * a; }
 };
-template <class T> struct Axpy {
+template <class T>
+struct Axpy {
   T alpha;
   __device__ T operator()(T a, T, T y) const { return y + alpha * a; }
 };
-template <class T> struct Fill {
+template <class T>
+struct Fill {
   T value;
   __device__ T operator()(T, T, T) const { return value; }
 };
-template <class T> struct Relu {
+template <class T>
+struct Relu {
   __device__ T operator()(T a, T, T) const { return a > T(0) ? a : T(0); }
 };
-template <class T> struct ReluGrad {
+template <class T>
+struct ReluGrad {
   __device__ T operator()(T grad, T feature, T) const { return feature > T(0) ? grad : T(0); }
 };
 
-template <class T> void add(const ElementwiseArgs& x) { launch<T>(x, "add", Add<T>{}); }
-template <class T> void sub(const ElementwiseArgs& x) { launch<T>(x, "sub", Sub<T>{}); }
-template <class T> void scale(const ElementwiseArgs& x) {
+template <class T>
+void add(const ElementwiseArgs& x) {
+  launch<T>(x, "add", Add<T>{});
+}
+template <class T>
+void sub(const ElementwiseArgs& x) {
+  launch<T>(x, "sub", Sub<T>{});
+}
+template <class T>
+void scale(const ElementwiseArgs& x) {
   launch<T>(x, "scale", Scale<T>{T(x.alpha)});
 }
-template <class T> void axpy(const ElementwiseArgs& x) {
+template <class T>
+void axpy(const ElementwiseArgs& x) {
   launch<T>(x, "axpy", Axpy<T>{T(x.alpha)});
 }
-template <class T> void fill(const ElementwiseArgs& x) {
+template <class T>
+void fill(const ElementwiseArgs& x) {
   ElementwiseArgs y = x;
   y.a = y.b = nullptr;
   launch<T>(y, "fill", Fill<T>{T(x.alpha)});
 }
-template <class T> void copy(const ElementwiseArgs& x) {
+template <class T>
+void copy(const ElementwiseArgs& x) {
   if (x.count == 0 || x.a == x.out) return;
   check(cudaMemcpyAsync(x.out, x.a, size_t(x.count) * sizeof(T), cudaMemcpyDeviceToDevice,
                         stream_of(x.ctx.stream)),
         "copy");
 }
-template <class T> void relu(const ElementwiseArgs& x) { launch<T>(x, "relu", Relu<T>{}); }
-template <class T> void relu_grad(const ElementwiseArgs& x) {
+template <class T>
+void relu(const ElementwiseArgs& x) {
+  launch<T>(x, "relu", Relu<T>{});
+}
+template <class T>
+void relu_grad(const ElementwiseArgs& x) {
   launch<T>(x, "relu_grad", ReluGrad<T>{});
 }
 

@@ -14,8 +14,9 @@ int ld(int64_t columns) { return int(std::max<int64_t>(1, columns)); }
 
 cublasHandle_t handle_of(const MatmulArgs& x) {
   if (x.ctx.blas_handle == nullptr)
-    throw failed_precondition("matmul on gpu needs a cuBLAS handle: build Ops with a GpuStream's "
-                              "context()");
+    throw failed_precondition(
+        "matmul on gpu needs a cuBLAS handle: build Ops with a GpuStream's "
+        "context()");
   return static_cast<cublasHandle_t>(x.ctx.blas_handle);
 }
 
@@ -52,10 +53,9 @@ void matmul_f64(const MatmulArgs& x) {
   if (handle_empty<double>(x)) return;
   check_blas(cublasDgemm(handle_of(x), x.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                          x.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, int(x.n), int(x.m), int(x.k),
-                         &x.alpha, static_cast<const double*>(x.b),
-                         ld(x.transpose_b ? x.k : x.n), static_cast<const double*>(x.a),
-                         ld(x.transpose_a ? x.m : x.k), &x.beta, static_cast<double*>(x.c),
-                         ld(x.n)),
+                         &x.alpha, static_cast<const double*>(x.b), ld(x.transpose_b ? x.k : x.n),
+                         static_cast<const double*>(x.a), ld(x.transpose_a ? x.m : x.k), &x.beta,
+                         static_cast<double*>(x.c), ld(x.n)),
              "cublasDgemm");
 }
 

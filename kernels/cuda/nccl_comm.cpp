@@ -58,7 +58,8 @@ void NcclCommunicators::all_reduce_sum_all(const std::vector<const void*>& send,
                            std::to_string(recv.size()) + "/" + std::to_string(streams.size()));
   group_start();
   try {
-    for (size_t r = 0; r < n; ++r) all_reduce_sum(int(r), send[r], recv[r], count, dtype, streams[r]);
+    for (size_t r = 0; r < n; ++r)
+      all_reduce_sum(int(r), send[r], recv[r], count, dtype, streams[r]);
   } catch (...) {
     ncclGroupEnd();
     throw;

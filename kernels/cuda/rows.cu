@@ -14,8 +14,8 @@ __device__ inline int64_t index_at(const void* indices, bool wide, int64_t i) {
 }
 
 template <class T>
-__global__ void gather_kernel(const T* table, const void* indices, bool wide, T* out,
-                              int64_t n, int64_t row_elements, int64_t table_rows) {
+__global__ void gather_kernel(const T* table, const void* indices, bool wide, T* out, int64_t n,
+                              int64_t row_elements, int64_t table_rows) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n;
        e += int64_t(blockDim.x) * gridDim.x) {
     const int64_t i = e / row_elements, c = e % row_elements;
@@ -59,23 +59,29 @@ void scatter_rows(const RowIndexArgs& x, const char* name, Apply apply) {
   check_launch(name);
 }
 
-template <class T> struct AddRow {
+template <class T>
+struct AddRow {
   __device__ T operator()(T d, T s) const { return d + s; }
 };
-template <class T> struct SubRow {
+template <class T>
+struct SubRow {
   __device__ T operator()(T d, T s) const { return d - s; }
 };
-template <class T> struct UpdateRow {
+template <class T>
+struct UpdateRow {
   __device__ T operator()(T, T s) const { return s; }
 };
 
-template <class T> void scatter_add_rows(const RowIndexArgs& x) {
+template <class T>
+void scatter_add_rows(const RowIndexArgs& x) {
   scatter_rows<T>(x, "scatter_add_rows", AddRow<T>{});
 }
-template <class T> void scatter_sub_rows(const RowIndexArgs& x) {
+template <class T>
+void scatter_sub_rows(const RowIndexArgs& x) {
   scatter_rows<T>(x, "scatter_sub_rows", SubRow<T>{});
 }
-template <class T> void scatter_update_rows(const RowIndexArgs& x) {
+template <class T>
+void scatter_update_rows(const RowIndexArgs& x) {
   scatter_rows<T>(x, "scatter_update_rows", UpdateRow<T>{});
 }
 

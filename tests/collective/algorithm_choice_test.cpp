@@ -24,14 +24,17 @@ TEST(SelectCrossDeviceOps, TwoGpusWithNcclPickNccl) {
 }
 TEST(SelectCrossDeviceOps, AnyCpuPicksReductionToOneDevice) {
   EXPECT_EQ(select_cross_device_ops({"CPU:0"}, gpus(0, true)), Kind::reduction_to_one_device);
-  EXPECT_EQ(select_cross_device_ops({"GPU:0", "CPU:0"}, gpus(1, true)), Kind::reduction_to_one_device);
+  EXPECT_EQ(select_cross_device_ops({"GPU:0", "CPU:0"}, gpus(1, true)),
+            Kind::reduction_to_one_device);
 }
 TEST(SelectCrossDeviceOps, VirtualGpusPickReductionToOneDevice) {
   // Two logical GPUs on one physical GPU.
-  EXPECT_EQ(select_cross_device_ops({"GPU:0", "GPU:1"}, {true, 1, 2}), Kind::reduction_to_one_device);
+  EXPECT_EQ(select_cross_device_ops({"GPU:0", "GPU:1"}, {true, 1, 2}),
+            Kind::reduction_to_one_device);
 }
 TEST(SelectCrossDeviceOps, NoNcclPicksReductionToOneDevice) {
-  EXPECT_EQ(select_cross_device_ops({"GPU:0", "GPU:1"}, gpus(2, false)), Kind::reduction_to_one_device);
+  EXPECT_EQ(select_cross_device_ops({"GPU:0", "GPU:1"}, gpus(2, false)),
+            Kind::reduction_to_one_device);
 }
 TEST(SelectCrossDeviceOps, EmptyListRejected) {
   try {
@@ -110,8 +113,9 @@ TEST(HierarchicalGroups, OddNErrataFixUpperGroupTakesExtraDevice) {
 TEST(HierarchicalGroups, OddNErrataFixSumsDeviceNMinus1) {
   // n=3: device 2 is outside upstream's groups [0,1) and [1,2); its input must still count.
   auto peers = testing::make_peers(Kind::hierarchical_copy, 3, DType::float32, 1, 4);
-  auto results = run_locally(peers, {Tensor::from_scalar(1.f).reshape({1}), Tensor::from_scalar(10.f).reshape({1}),
-                                     Tensor::from_scalar(100.f).reshape({1})});
+  auto results = run_locally(
+      peers, {Tensor::from_scalar(1.f).reshape({1}), Tensor::from_scalar(10.f).reshape({1}),
+              Tensor::from_scalar(100.f).reshape({1})});
   for (const auto& r : results) EXPECT_EQ(r.to_vector<float>(), std::vector<float>{111.f});
 }
 TEST(HierarchicalGroups, SingleDeviceAndBadArguments) {

@@ -51,7 +51,8 @@ class AllReduceAlgorithms : public ::testing::TestWithParam<Case> {
       ASSERT_EQ(results[r].shape(), Shape{count}) << "rank " << r;
       ASSERT_EQ(results[r].dtype(), dtype);
       for (int64_t i = 0; i < count; ++i)
-        ASSERT_EQ(element(results[r], i), closed_form_sum(n, i)) << "rank " << r << " element " << i;
+        ASSERT_EQ(element(results[r], i), closed_form_sum(n, i))
+            << "rank " << r << " element " << i;
     }
     // Inputs are left untouched (the ring works on a copy, the others only read them).
     for (int r = 0; r < n; ++r)
@@ -64,12 +65,13 @@ TEST_P(AllReduceAlgorithms, ClosedFormSumRandomInterleaving) { run_and_check(tru
 
 INSTANTIATE_TEST_SUITE_P(
     Collective, AllReduceAlgorithms,
-    ::testing::Combine(::testing::Values(CrossDeviceOpKind::collective_all_reduce,
-                                         CrossDeviceOpKind::reduction_to_one_device,
-                                         CrossDeviceOpKind::hierarchical_copy),
-                       ::testing::Values(1, 2, 3, 4, 7),
-                       ::testing::Values(int64_t(0), int64_t(1), int64_t(1001), int64_t((1 << 20) + 3)),
-                       ::testing::Values(DType::float32, DType::float64, DType::int32, DType::int64)),
+    ::testing::Combine(
+        ::testing::Values(CrossDeviceOpKind::collective_all_reduce,
+                          CrossDeviceOpKind::reduction_to_one_device,
+                          CrossDeviceOpKind::hierarchical_copy),
+        ::testing::Values(1, 2, 3, 4, 7),
+        ::testing::Values(int64_t(0), int64_t(1), int64_t(1001), int64_t((1 << 20) + 3)),
+        ::testing::Values(DType::float32, DType::float64, DType::int32, DType::int64)),
     case_name);
 
 // Non-integer floats: the sum order is fixed by the schedule, so every rank and every
@@ -105,11 +107,13 @@ INSTANTIATE_TEST_SUITE_P(Collective, AllReduceDeterminism,
 TEST(AllReduce, ResultKeepsInputShapeIncludingScalarsAndEmpty) {
   for (Shape shape : {Shape{3, 5}, Shape{}, Shape{0, 4}, Shape{2, 1, 3}}) {
     int64_t count = shape.num_elements();
-    for (auto kind : {CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::reduction_to_one_device,
-                      CrossDeviceOpKind::hierarchical_copy}) {
+    for (auto kind :
+         {CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::reduction_to_one_device,
+          CrossDeviceOpKind::hierarchical_copy}) {
       auto peers = make_peers(kind, 3, DType::float64, count, 8);
       std::vector<Tensor> inputs;
-      for (int r = 0; r < 3; ++r) inputs.push_back(closed_form_tensor(DType::float64, r, count).reshape(shape));
+      for (int r = 0; r < 3; ++r)
+        inputs.push_back(closed_form_tensor(DType::float64, r, count).reshape(shape));
       auto results = run_locally(peers, inputs);
       for (const auto& t : results) {
         ASSERT_EQ(t.shape(), shape) << kind_label(kind);
@@ -121,11 +125,12 @@ TEST(AllReduce, ResultKeepsInputShapeIncludingScalarsAndEmpty) {
 
 TEST(AllReduce, VectorExampleFromSpec) {
   // mirrored.md §3.2: [1,2] and [3,4] -> SUM [4,6] (MEAN [2,3] is the caller's division).
-  for (auto kind : {CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::reduction_to_one_device,
-                    CrossDeviceOpKind::hierarchical_copy}) {
+  for (auto kind :
+       {CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::reduction_to_one_device,
+        CrossDeviceOpKind::hierarchical_copy}) {
     auto peers = make_peers(kind, 2, DType::float32, 2, 4);
-    auto results = run_locally(peers, {Tensor::from_vector<float>({2}, {1, 2}),
-                                       Tensor::from_vector<float>({2}, {3, 4})});
+    auto results = run_locally(
+        peers, {Tensor::from_vector<float>({2}, {1, 2}), Tensor::from_vector<float>({2}, {3, 4})});
     EXPECT_EQ(results[0].to_vector<float>(), (std::vector<float>{4, 6}));
     EXPECT_EQ(results[1].to_vector<float>(), (std::vector<float>{4, 6}));
   }
@@ -147,8 +152,9 @@ TEST(AllReduce, RandomDriverDeliversBeforeStartAndStillAgrees) {
   // The random driver must really exercise early messages, or the interleaving tests prove little.
   int64_t early = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    for (auto kind : {CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::reduction_to_one_device,
-                      CrossDeviceOpKind::hierarchical_copy}) {
+    for (auto kind :
+         {CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::reduction_to_one_device,
+          CrossDeviceOpKind::hierarchical_copy}) {
       auto peers = make_peers(kind, 4, DType::int64, 33, 16);
       std::vector<Tensor> inputs;
       for (int r = 0; r < 4; ++r) inputs.push_back(closed_form_tensor(DType::int64, r, 33));

@@ -26,7 +26,9 @@ inline void add_loop(void* dst, const void* src, DType dtype, int64_t count) {
 /// Rank r's element i: (r + 1) + (i % 1013); integers small enough to be exact in float32.
 inline double closed_form_input(int rank, int64_t i) { return double(rank + 1) + double(i % 1013); }
 /// Sum over n ranks of closed_form_input: n(n+1)/2 + n * (i % 1013).
-inline double closed_form_sum(int n, int64_t i) { return n * (n + 1) / 2.0 + double(n) * double(i % 1013); }
+inline double closed_form_sum(int n, int64_t i) {
+  return n * (n + 1) / 2.0 + double(n) * double(i % 1013);
+}
 
 /// Rank `rank`'s input of `count` elements of `dtype`, shaped [count].
 inline Tensor closed_form_tensor(DType dtype, int rank, int64_t count) {

@@ -12,8 +12,8 @@
 namespace troupe {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::closed_form_tensor;
+using ::testing::HasSubstr;
 using testing::make_peers;
 
 // Runs `fn` and asserts it throws troupe::Error with `code` whose text contains every fragment.
@@ -59,29 +59,34 @@ CollectiveMessage message(int from, int to, CollectivePhase phase, int step, int
 // reduce_scatter step 0 into rank 1 carries segment 0, all_gather step 1 carries segment 0.
 class RingValidation : public ::testing::Test {
  protected:
-  RingValidation() : ring(small_spec(1, 3)) { ring.start(closed_form_tensor(DType::float32, 1, 12)); }
+  RingValidation() : ring(small_spec(1, 3)) {
+    ring.start(closed_form_tensor(DType::float32, 1, 12));
+  }
   RingAllReduce ring;
 };
 
 TEST_F(RingValidation, AcceptsWellFormedMessage) {
   auto out = ring.on_message(message(0, 1, CollectivePhase::reduce_scatter, 0, 0, 0, 2));
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].describe(), "reduce_scatter step 1 chunk 0 [offset 0, count 2] from rank 1 to rank 2");
+  EXPECT_EQ(out[0].describe(),
+            "reduce_scatter step 1 chunk 0 [offset 0, count 2] from rank 1 to rank 2");
 }
 
 TEST_F(RingValidation, RejectsDuplicate) {
   auto m = message(0, 1, CollectivePhase::reduce_scatter, 0, 1, 2, 2);
   ring.on_message(m);
   expect_error([&] { ring.on_message(m); }, Code::invalid_argument,
-               {"ring all-reduce rank 1: reduce_scatter step 0 chunk 1 [offset 2, count 2] from rank 0 to rank 1",
+               {"ring all-reduce rank 1: reduce_scatter step 0 chunk 1 [offset 2, count 2] from "
+                "rank 0 to rank 1",
                 "duplicate message"});
 }
 
 TEST_F(RingValidation, RejectsOutOfOrderAllGather) {
   // all_gather step 1 chunk 0 would overwrite segment 0 before its reduce_scatter partial was made.
-  expect_error([&] { ring.on_message(message(0, 1, CollectivePhase::all_gather, 1, 0, 0, 2)); },
-               Code::invalid_argument,
-               {"all_gather step 1 chunk 0", "out of order: arrived before reduce_scatter step 0 chunk 0"});
+  expect_error(
+      [&] { ring.on_message(message(0, 1, CollectivePhase::all_gather, 1, 0, 0, 2)); },
+      Code::invalid_argument,
+      {"all_gather step 1 chunk 0", "out of order: arrived before reduce_scatter step 0 chunk 0"});
 }
 
 TEST_F(RingValidation, RejectsWrongPhase) {
@@ -91,7 +96,8 @@ TEST_F(RingValidation, RejectsWrongPhase) {
 
 TEST_F(RingValidation, RejectsWrongSender) {
   expect_error([&] { ring.on_message(message(2, 1, CollectivePhase::reduce_scatter, 0, 0, 0, 2)); },
-               Code::invalid_argument, {"from rank 2", "only receives from its left neighbour, rank 0"});
+               Code::invalid_argument,
+               {"from rank 2", "only receives from its left neighbour, rank 0"});
 }
 
 TEST_F(RingValidation, RejectsStepChunkAndRangeOutsideSchedule) {
@@ -104,8 +110,9 @@ TEST_F(RingValidation, RejectsStepChunkAndRangeOutsideSchedule) {
 }
 
 TEST_F(RingValidation, RejectsForeignInstanceWrongRankAndBadPayload) {
-  expect_error([&] { ring.on_message(message(0, 1, CollectivePhase::reduce_scatter, 0, 0, 0, 2, 8)); },
-               Code::invalid_argument, {"belongs to collective instance 8, this is instance 7"});
+  expect_error(
+      [&] { ring.on_message(message(0, 1, CollectivePhase::reduce_scatter, 0, 0, 0, 2, 8)); },
+      Code::invalid_argument, {"belongs to collective instance 8, this is instance 7"});
   expect_error([&] { ring.on_message(message(0, 2, CollectivePhase::reduce_scatter, 0, 0, 0, 2)); },
                Code::invalid_argument, {"to rank 2", "delivered to the wrong rank"});
   expect_error([&] { ring.on_message(message(5, 1, CollectivePhase::reduce_scatter, 0, 0, 0, 2)); },
@@ -118,12 +125,14 @@ TEST_F(RingValidation, RejectsForeignInstanceWrongRankAndBadPayload) {
 
 TEST(CollectiveMisuse, StartTwiceResultEarlyAndBadInput) {
   RingAllReduce ring(small_spec(0, 2));
-  expect_error([&] { ring.result(); }, Code::failed_precondition, {"result() before the collective completed"});
-  expect_error([&] { ring.start(closed_form_tensor(DType::float32, 0, 11)); }, Code::invalid_argument,
+  expect_error([&] { ring.result(); }, Code::failed_precondition,
+               {"result() before the collective completed"});
+  expect_error([&] { ring.start(closed_form_tensor(DType::float32, 0, 11)); },
+               Code::invalid_argument,
                {"input float32[11] does not match the spec (float32, 12 elements)"});
   ring.start(closed_form_tensor(DType::float32, 0, 12));
-  expect_error([&] { ring.start(closed_form_tensor(DType::float32, 0, 12)); }, Code::failed_precondition,
-               {"start() called twice"});
+  expect_error([&] { ring.start(closed_form_tensor(DType::float32, 0, 12)); },
+               Code::failed_precondition, {"start() called twice"});
 }
 
 TEST(CollectiveMisuse, MessageAfterCompletionRejected) {
@@ -142,20 +151,24 @@ TEST(CollectiveMisuse, BadSpecsNamed) {
   expect_error([&] { ReduceToOne r(spec); }, Code::invalid_argument,
                {"reduce-to-one: cannot reduce an empty group (group_size 0)"});
   spec = small_spec(3, 3);
-  expect_error([&] { RingAllReduce r(spec); }, Code::invalid_argument, {"rank 3 outside group of size 3"});
+  expect_error([&] { RingAllReduce r(spec); }, Code::invalid_argument,
+               {"rank 3 outside group of size 3"});
   spec = small_spec(0, 3);
   spec.root = 3;
   expect_error([&] { ReduceToOne r(spec); }, Code::invalid_argument,
                {"reduce_to_device rank 3 outside group of size 3"});
   spec = small_spec(0, 3);
   spec.chunk_bytes = 0;
-  expect_error([&] { RingAllReduce r(spec); }, Code::invalid_argument, {"chunk_bytes must be positive, got 0"});
+  expect_error([&] { RingAllReduce r(spec); }, Code::invalid_argument,
+               {"chunk_bytes must be positive, got 0"});
   spec = small_spec(0, 3);
   spec.reduce = nullptr;
-  expect_error([&] { HierarchicalCopy r(spec); }, Code::invalid_argument, {"no reduce function given"});
+  expect_error([&] { HierarchicalCopy r(spec); }, Code::invalid_argument,
+               {"no reduce function given"});
   spec = small_spec(0, 3);
   spec.count = -1;
-  expect_error([&] { RingAllReduce r(spec); }, Code::invalid_argument, {"negative element count -1"});
+  expect_error([&] { RingAllReduce r(spec); }, Code::invalid_argument,
+               {"negative element count -1"});
 }
 
 TEST(CollectiveEarlyMessages, BufferedUntilStartThenProcessed) {
@@ -166,7 +179,8 @@ TEST(CollectiveEarlyMessages, BufferedUntilStartThenProcessed) {
   EXPECT_TRUE(peers[1]->on_message(from0[0]).empty());
   EXPECT_FALSE(peers[1]->done());
   auto from1 = peers[1]->start(closed_form_tensor(DType::float32, 1, 4));
-  ASSERT_EQ(from1.size(), 2u);  // its own reduce_scatter, then the all_gather the early message enabled
+  ASSERT_EQ(from1.size(),
+            2u);  // its own reduce_scatter, then the all_gather the early message enabled
   EXPECT_EQ(from1[0].phase, CollectivePhase::reduce_scatter);
   EXPECT_EQ(from1[1].phase, CollectivePhase::all_gather);
 }
@@ -186,7 +200,8 @@ TEST(ReduceToOneValidation, RejectsDuplicateGatherAtRoot) {
   ReduceToOne root(spec);
   auto m = message(2, 0, CollectivePhase::gather, 0, 1, 2, 2);
   root.on_message(m);  // before start: kept for later, but still checked for duplicates
-  expect_error([&] { root.on_message(m); }, Code::invalid_argument, {"gather step 0 chunk 1", "duplicate message"});
+  expect_error([&] { root.on_message(m); }, Code::invalid_argument,
+               {"gather step 0 chunk 1", "duplicate message"});
 }
 
 TEST(HierarchicalValidation, RejectsCrossBroadcastBeforePartialSent) {
@@ -195,7 +210,8 @@ TEST(HierarchicalValidation, RejectsCrossBroadcastBeforePartialSent) {
   g1.start(closed_form_tensor(DType::float32, 2, 4));
   expect_error([&] { g1.on_message(message(0, 2, CollectivePhase::cross_broadcast, 0, 0, 0, 2)); },
                Code::invalid_argument,
-               {"hierarchical copy rank 2: cross_broadcast", "out of order: arrived before g1_main sent its partial sum"});
+               {"hierarchical copy rank 2: cross_broadcast",
+                "out of order: arrived before g1_main sent its partial sum"});
 }
 
 TEST(HierarchicalValidation, RejectsMisroutedPhases) {
@@ -206,7 +222,8 @@ TEST(HierarchicalValidation, RejectsMisroutedPhases) {
                Code::invalid_argument, {"broadcast must come from this rank's group main, rank 0"});
   HierarchicalCopy g0(small_spec(0, 4, 4));
   expect_error([&] { g0.on_message(message(3, 0, CollectivePhase::cross_reduce, 0, 0, 0, 2)); },
-               Code::invalid_argument, {"cross_reduce must go from g1_main (rank 2) to g0_main (rank 0)"});
+               Code::invalid_argument,
+               {"cross_reduce must go from g1_main (rank 2) to g0_main (rank 0)"});
   expect_error([&] { g0.on_message(message(1, 0, CollectivePhase::all_gather, 0, 0, 0, 2)); },
                Code::invalid_argument, {"phase is not part of a hierarchical copy"});
 }

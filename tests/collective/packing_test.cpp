@@ -63,7 +63,8 @@ TEST(Packing, NegativeNumPacksRejectedWithSpecMessage) {
     check_num_packs(-1, "HierarchicalCopyAllReduce");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "HierarchicalCopyAllReduce requires num_packs >= 0, but -1 is specified");
+    EXPECT_STREQ(e.what(),
+                 "HierarchicalCopyAllReduce requires num_packs >= 0, but -1 is specified");
   }
 }
 TEST(Packing, MixedDtypesRejectedNamingTensor) {
@@ -77,14 +78,16 @@ TEST(Packing, MixedDtypesRejectedNamingTensor) {
 
 class PackRoundTrip : public ::testing::TestWithParam<int> {};
 TEST_P(PackRoundTrip, UnpackOfPackIsIdentityOverShapes) {
-  std::vector<Tensor> in{iota({2, 3}), iota({}, 100), iota({0}), iota({4, 0, 2}), iota({7}, 50), iota({1, 1, 1}, 9)};
+  std::vector<Tensor> in{iota({2, 3}),    iota({}, 100), iota({0}),
+                         iota({4, 0, 2}), iota({7}, 50), iota({1, 1, 1}, 9)};
   auto p = pack_tensors(in, GetParam());
   int64_t total = 0;
   for (const auto& t : p.packs) total += t.num_elements();
   EXPECT_EQ(total, 6 + 1 + 0 + 0 + 7 + 1);
   auto back = unpack_tensors(p.packs, p.layout);
   ASSERT_EQ(back.size(), in.size());
-  for (size_t i = 0; i < in.size(); ++i) EXPECT_TRUE(back[i].bitwise_equal(in[i])) << "tensor " << i;
+  for (size_t i = 0; i < in.size(); ++i)
+    EXPECT_TRUE(back[i].bitwise_equal(in[i])) << "tensor " << i;
 }
 INSTANTIATE_TEST_SUITE_P(Packing, PackRoundTrip, ::testing::Values(0, 1, 2, 3, 7, 20));
 
@@ -115,7 +118,8 @@ TEST(Packing, SpecVector_PackedAllReduceEqualsUnpackedPath) {
   const int n = 3;
   auto reduce_all = [&](int64_t num_packs) {
     std::vector<PackedTensors> per_rank;
-    for (int r = 0; r < n; ++r) per_rank.push_back(pack_tensors({iota({3}, float(r)), iota({5}, 10.f * r)}, num_packs));
+    for (int r = 0; r < n; ++r)
+      per_rank.push_back(pack_tensors({iota({3}, float(r)), iota({5}, 10.f * r)}, num_packs));
     std::vector<std::vector<Tensor>> reduced(n);
     for (size_t k = 0; k < per_rank[0].packs.size(); ++k) {
       auto peers = testing::make_peers(CrossDeviceOpKind::collective_all_reduce, n, DType::float32,

@@ -50,7 +50,9 @@ TEST_F(MergeCall, MergeFunctionRunsInCrossReplicaContext) {
 
 TEST_F(MergeCall, UnequalNumbersOfMergeCallsEndInANamedError) {
   MirroredStrategy s(runtime.system(), cpus(2), with_timeouts(std::chrono::seconds(30)));
-  auto noop = [](Strategy&, const std::vector<PerReplica>&) { return std::vector<DistributedValues>{}; };
+  auto noop = [](Strategy&, const std::vector<PerReplica>&) {
+    return std::vector<DistributedValues>{};
+  };
   expect_error(
       [&] {
         s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
@@ -70,7 +72,9 @@ TEST_F(MergeCall, UnequalNumbersOfMergeCallsEndInANamedError) {
 
 TEST_F(MergeCall, TagMismatchNamesReplicasStepCallAndTags) {
   MirroredStrategy s(runtime.system(), cpus(2));
-  auto noop = [](Strategy&, const std::vector<PerReplica>&) { return std::vector<DistributedValues>{}; };
+  auto noop = [](Strategy&, const std::vector<PerReplica>&) {
+    return std::vector<DistributedValues>{};
+  };
   expect_error(
       [&] {
         s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
@@ -114,9 +118,10 @@ TEST_F(MergeCall, MergeFunctionErrorReachesTheCaller) {
   expect_error(
       [&] {
         s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
-          c.merge_call([](Strategy&, const std::vector<PerReplica>&) -> std::vector<DistributedValues> {
-            throw invalid_argument("merge saw a NaN");
-          });
+          c.merge_call(
+              [](Strategy&, const std::vector<PerReplica>&) -> std::vector<DistributedValues> {
+                throw invalid_argument("merge saw a NaN");
+              });
           return std::vector<Tensor>{};
         });
       },
@@ -125,7 +130,9 @@ TEST_F(MergeCall, MergeFunctionErrorReachesTheCaller) {
 
 TEST_F(MergeCall, DifferentArgumentCountsAreNamed) {
   MirroredStrategy s(runtime.system(), cpus(2));
-  auto noop = [](Strategy&, const std::vector<PerReplica>&) { return std::vector<DistributedValues>{}; };
+  auto noop = [](Strategy&, const std::vector<PerReplica>&) {
+    return std::vector<DistributedValues>{};
+  };
   expect_error(
       [&] {
         s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {

@@ -24,8 +24,11 @@ TEST_F(Mirrored_, T6_DevicesAreCanonicalizedAndCpuListsUseReductionToOneDevice) 
 }
 
 TEST(MirroredDevices, ErrorsNameTheOffendingDevices) {
-  expect_error([] { resolve_mirrored_devices({"GPU:0", "/job:worker/task:0/device:GPU:0"}, 2); },
-               {"localhost"});
+  expect_error(
+      [] {
+        resolve_mirrored_devices({"GPU:0", "/job:worker/task:0/device:GPU:0"}, 2);
+      },
+      {"localhost"});
   expect_error([] { resolve_mirrored_devices({"/job:worker/device:GPU:0"}, 2); }, {"task"});
   expect_error(
       [] {
@@ -47,10 +50,12 @@ TEST_F(Mirrored_, T1_BatchReduceToThenUpdateGivesTwoOnBothComponents) {
     c.merge_call(
         [&](Strategy& st, const std::vector<PerReplica>& args) {
           auto reduced = st.extended().batch_reduce_to(ReduceOp::sum, {{args[0], var}});
-          st.extended().update(var, [](Variable& v, const std::vector<Tensor>& a) {
-            v.assign(a[0]);
-            return v.read();
-          }, {reduced[0]});
+          st.extended().update(var,
+                               [](Variable& v, const std::vector<Tensor>& a) {
+                                 v.assign(a[0]);
+                                 return v.read();
+                               },
+                               {reduced[0]});
           return std::vector<DistributedValues>{};
         },
         {scalar(1.0f)});
@@ -132,7 +137,8 @@ TEST_F(Mirrored_, ReduceToRulesForMirroredAndPlainValues) {
   expect_error([&] { ext.reduce_to(ReduceOp::sum, fives, std::vector<std::string>{}); },
                {"destinations can not be empty"});
   auto to_one = ext.reduce_to(ReduceOp::sum, PerReplica({scalar(1), scalar(3)}), "CPU:1");
-  EXPECT_EQ(to_one.devices(), std::vector<std::string>{"/job:localhost/replica:0/task:0/device:CPU:1"});
+  EXPECT_EQ(to_one.devices(),
+            std::vector<std::string>{"/job:localhost/replica:0/task:0/device:CPU:1"});
   EXPECT_EQ(value_of(to_one.at(0)), 4.0f);
 }
 
@@ -150,7 +156,9 @@ TEST_F(Mirrored_, ReduceToInReplicaContextIsRejected) {
 
 namespace {
 
-Tensor contribution(int r, int64_t count, DType dtype) { return closed_form_input(r, count, dtype); }
+Tensor contribution(int r, int64_t count, DType dtype) {
+  return closed_form_input(r, count, dtype);
+}
 double expected_sum(int n, int64_t i) { return closed_form_sum(n, i); }
 
 struct AllReduceCase {
@@ -169,8 +177,8 @@ std::string case_name(const ::testing::TestParamInfo<AllReduceCase>& info) {
 
 std::vector<AllReduceCase> all_cases() {
   std::vector<AllReduceCase> cases;
-  for (auto op : {CrossDeviceOpKind::reduction_to_one_device, CrossDeviceOpKind::collective_all_reduce,
-                  CrossDeviceOpKind::hierarchical_copy})
+  for (auto op : {CrossDeviceOpKind::reduction_to_one_device,
+                  CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::hierarchical_copy})
     for (int n : {1, 2, 3, 4, 7})
       for (int64_t count : {int64_t(0), int64_t(1), int64_t(1001), int64_t(300007)})
         cases.push_back({op, n, count, count == 1001 ? DType::int64 : DType::float32});
@@ -199,19 +207,22 @@ TEST_P(AllReduceThroughReplicas, SumAndMeanMatchClosedForm) {
     dispatch_dtype(c.dtype, [&](auto zero) {
       using T = decltype(zero);
       for (int64_t i = 0; i < c.count; ++i)
-        ASSERT_EQ(double(t.data<T>()[i]), expected_sum(c.replicas, i)) << "replica " << r << " i " << i;
+        ASSERT_EQ(double(t.data<T>()[i]), expected_sum(c.replicas, i))
+            << "replica " << r << " i " << i;
     });
     EXPECT_TRUE(out[1].at(size_t(r)).bitwise_equal(t));
   }
   if (c.dtype != DType::float32 || c.count == 0) return;
   auto mean = s.run_one([&](ReplicaContext& ctx, const std::vector<Tensor>&) {
-    return ctx.all_reduce(ReduceOp::mean, contribution(ctx.replica_id_in_sync_group(), c.count, c.dtype));
+    return ctx.all_reduce(ReduceOp::mean,
+                          contribution(ctx.replica_id_in_sync_group(), c.count, c.dtype));
   });
   for (int64_t i : {int64_t(0), c.count - 1})
     EXPECT_FLOAT_EQ(mean.at(0).data<float>()[i], float(expected_sum(c.replicas, i) / c.replicas));
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, AllReduceThroughReplicas, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Ops, AllReduceThroughReplicas, ::testing::ValuesIn(all_cases()),
+                         case_name);
 
 TEST_F(Mirrored_, NegativeNumPacksIsRejectedWithTheValue) {
   MirroredOptions o;

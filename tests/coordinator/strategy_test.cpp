@@ -113,8 +113,11 @@ TEST_F(Strategy_, ExperimentalLocalResultsListsComponents) {
 
 TEST_F(Strategy_, RunRejectsPerReplicaOfTheWrongSize) {
   MirroredStrategy s(runtime.system(), cpus(2));
-  expect_error([&] { s.run({}, {PerReplica({scalar(1), scalar(2), scalar(3)})}); },
-               {"3 components passed where 2 replicas run"});
+  expect_error(
+      [&] {
+        s.run({}, {PerReplica({scalar(1), scalar(2), scalar(3)})});
+      },
+      {"3 components passed where 2 replicas run"});
 }
 
 TEST_F(Strategy_, DefaultAndOneDeviceStrategiesRunOneReplica) {

@@ -81,17 +81,20 @@ TEST_F(Variables, T_UPD_4_MeanOnIntegersAndDistributedValuesInReplicaContextAreR
   auto scope = s.scope();
   expect_error(
       [&] {
-        s.create_variable("n", Tensor::from_scalar<int32_t>(0), {Sync::on_write, Aggregation::mean});
+        s.create_variable("n", Tensor::from_scalar<int32_t>(0),
+                          {Sync::on_write, Aggregation::mean});
       },
       {"'n': MEAN aggregation is not supported for int32"});
   auto v = s.create_variable("v", scalar(0), {Sync::on_write, Aggregation::sum});
+  expect_error([&] { in_replicas(s, [&](int) {
+                       v.assign(PerReplica({scalar(1), scalar(2)}));
+                     }); },
+               {"in replica context: a distributed value", "can not be assigned"});
   expect_error(
       [&] {
-        in_replicas(s, [&](int) { v.assign(PerReplica({scalar(1), scalar(2)})); });
+        s.create_variable("x", scalar(0), {Sync::none, Aggregation::none});
       },
-      {"in replica context: a distributed value", "can not be assigned"});
-  expect_error([&] { s.create_variable("x", scalar(0), {Sync::none, Aggregation::none}); },
-               {"synchronization NONE is not supported"});
+      {"synchronization NONE is not supported"});
 }
 
 TEST_F(Variables, CrossReplicaAssignTakesOneValueOrMirrored) {
@@ -102,10 +105,16 @@ TEST_F(Variables, CrossReplicaAssignTakesOneValueOrMirrored) {
   EXPECT_EQ(v.components()[1].read().to_vector<float>(), (std::vector<float>{1, 2}));
   v.assign(Mirrored({vec({3, 4}), vec({3, 4})}));
   EXPECT_EQ(v.value().to_vector<float>(), (std::vector<float>{3, 4}));
-  expect_error([&] { v.assign(PerReplica({vec({1, 1}), vec({2, 2})})); },
-               {"accepts one tensor or a Mirrored value"});
-  expect_error([&] { v.assign(vec({1, 2, 3})); }, {"assign of variable 'v' (float32[2])",
-                                                    "float32[3]"});
+  expect_error(
+      [&] {
+        v.assign(PerReplica({vec({1, 1}), vec({2, 2})}));
+      },
+      {"accepts one tensor or a Mirrored value"});
+  expect_error(
+      [&] {
+        v.assign(vec({1, 2, 3}));
+      },
+      {"assign of variable 'v' (float32[2])", "float32[3]"});
   v.assign_sub(vec({1, 1}));
   EXPECT_EQ(v.components()[0].read().to_vector<float>(), (std::vector<float>{2, 3}));
 }

@@ -130,7 +130,8 @@ TEST(DeviceSpec, MergeTakesOthersSetFields) {
 }
 
 TEST(DeviceSpec, T4_CanonicalizeCpuWithTaskDefault) {
-  EXPECT_EQ(canonicalize("/cpu:0", "/job:worker/task:1"), "/job:worker/replica:0/task:1/device:CPU:0");
+  EXPECT_EQ(canonicalize("/cpu:0", "/job:worker/task:1"),
+            "/job:worker/replica:0/task:1/device:CPU:0");
 }
 TEST(DeviceSpec, T4_CanonicalizeCpuWithJobDefault) {
   EXPECT_EQ(canonicalize("/cpu:0", "/job:worker"), "/job:worker/replica:0/task:0/device:CPU:0");
@@ -167,10 +168,12 @@ TEST(DeviceSpec, SingleWorker_LocalhostAndBareMix) {
   EXPECT_TRUE(is_single_worker({"/job:localhost/replica:0/task:0/device:GPU:0", "GPU:1"}));
 }
 TEST(DeviceSpec, SingleWorker_TwoTasksAreMultiWorker) {
-  EXPECT_FALSE(is_single_worker({"/job:worker/task:0/device:GPU:0", "/job:worker/task:1/device:GPU:0"}));
+  EXPECT_FALSE(
+      is_single_worker({"/job:worker/task:0/device:GPU:0", "/job:worker/task:1/device:GPU:0"}));
 }
 TEST(DeviceSpec, SingleWorker_OneRemoteWorker) {
-  EXPECT_TRUE(is_single_worker({"/job:worker/task:0/device:GPU:0", "/job:worker/task:0/device:GPU:1"}));
+  EXPECT_TRUE(
+      is_single_worker({"/job:worker/task:0/device:GPU:0", "/job:worker/task:0/device:GPU:1"}));
 }
 TEST(DeviceSpec, SingleWorker_MixedLocalRemoteRejected) {
   try {
@@ -178,7 +181,8 @@ TEST(DeviceSpec, SingleWorker_MixedLocalRemoteRejected) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Code::invalid_argument);
-    EXPECT_THAT(e.what(), HasSubstr("a local device string may not name any job other than \"localhost\""));
+    EXPECT_THAT(e.what(),
+                HasSubstr("a local device string may not name any job other than \"localhost\""));
     EXPECT_THAT(e.what(), HasSubstr("'/job:worker/task:0/device:GPU:0'"));
   }
 }
@@ -187,7 +191,8 @@ TEST(DeviceSpec, SingleWorker_RemoteWithoutTaskRejected) {
     is_single_worker({"/job:worker/device:GPU:0"});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("remote device string must specify a task: '/job:worker/device:GPU:0'"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("remote device string must specify a task: '/job:worker/device:GPU:0'"));
   }
 }
 TEST(DeviceSpec, SingleWorker_BadStringNamed) {

@@ -37,8 +37,7 @@ TEST(Sha256, FipsMillionAsInUnevenUpdates) {
     h.update(chunk.data(), n);
     left -= n;
   }
-  EXPECT_EQ(to_hex(h.finish()),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(to_hex(h.finish()), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(Hmac, Rfc4231Case1) {
@@ -69,9 +68,9 @@ TEST(Hmac, Rfc4231Case5Truncated) {
 }
 
 TEST(Hmac, Rfc4231Case6KeyLongerThanBlock) {
-  EXPECT_EQ(hmac_hex(std::string(131, '\xaa'),
-                     "Test Using Larger Than Block-Size Key - Hash Key First"),
-            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  EXPECT_EQ(
+      hmac_hex(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First"),
+      "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 TEST(Hmac, Rfc4231Case7LongKeyAndData) {

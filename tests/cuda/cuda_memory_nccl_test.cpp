@@ -70,8 +70,7 @@ TEST_F(CudaNccl, EmptyDeviceListIsRejected) {
     NcclCommunicators comms({});
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("NcclCommunicators: no devices given"),
-              std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("NcclCommunicators: no devices given"), std::string::npos);
   }
 }
 

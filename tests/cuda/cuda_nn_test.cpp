@@ -8,7 +8,9 @@ namespace {
 class CudaNN : public testing::GpuTest {};
 
 TEST_F(CudaNN, MatmulAllTransposeCombinations) {
-  struct Case { int64_t m, k, n; };
+  struct Case {
+    int64_t m, k, n;
+  };
   for (Case s : {Case{1, 1, 1}, Case{3, 5, 7}, Case{65, 33, 17}, Case{4, 0, 3}}) {
     for (DType dt : {DType::float32, DType::float64})
       for (bool ta : {false, true})
@@ -45,7 +47,8 @@ TEST_F(CudaNN, SoftmaxCrossEntropyBothLabelTypes) {
     Tensor labels32 = Tensor::random_uniform({rows}, 7, 0, double(classes), DType::int32);
     auto expected = cpu->softmax_cross_entropy(logits, labels64);
     for (const Tensor& labels : {labels64, labels32}) {
-      Tensor loss = allocate_gpu_tensor(dt, {rows}), grad = allocate_gpu_tensor(dt, {rows, classes});
+      Tensor loss = allocate_gpu_tensor(dt, {rows}),
+             grad = allocate_gpu_tensor(dt, {rows, classes});
       gpu->softmax_cross_entropy(up(logits), up(labels), loss, grad);
       expect_match(expected.loss, loss, testing::tol_for(dt) * 10);
       expect_match(expected.grad, grad, testing::tol_for(dt));

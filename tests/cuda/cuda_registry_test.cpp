@@ -14,8 +14,8 @@ TEST(CudaRegistry, EveryCpuKernelHasAGpuTwin) {
   register_cuda_kernels(registry);
   EXPECT_EQ(registry.size(), 2 * cpu_kernels);
   for (const std::string& key : make_cpu_registry().keys()) {
-    const std::string gpu_key = key.substr(0, key.find("/cpu/")) + "/gpu/" +
-                                key.substr(key.find("/cpu/") + 5);
+    const std::string gpu_key =
+        key.substr(0, key.find("/cpu/")) + "/gpu/" + key.substr(key.find("/cpu/") + 5);
     const auto keys = registry.keys();
     EXPECT_NE(std::find(keys.begin(), keys.end(), gpu_key), keys.end()) << gpu_key;
   }

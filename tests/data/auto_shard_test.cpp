@@ -61,7 +61,8 @@ TEST(AutoShard, FileSplitsFilesWithThreeWorkersUpstreamOfTransforms) {
   auto files = csv_files(3, 4);
   auto ds = csv_source(files).shuffle(4, 1).batch(2).with_auto_shard_policy(AutoShardPolicy::file);
   auto got = per_worker(ds, 3, AutoShardPolicy::file);
-  for (int f = 0; f < 3; ++f) EXPECT_EQ(sorted(got[size_t(f)]), (V{f * 100, f * 100 + 1, f * 100 + 2, f * 100 + 3}));
+  for (int f = 0; f < 3; ++f)
+    EXPECT_EQ(sorted(got[size_t(f)]), (V{f * 100, f * 100 + 1, f * 100 + 2, f * 100 + 3}));
 }
 
 TEST(AutoShard, FileWithNonFileSourceIsNotFound) {
@@ -140,8 +141,10 @@ TEST(AutoShard, AutoFallsBackToDataWithAWarning) {
 }
 
 TEST(AutoShard, HintReplacesPlaceholders) {
-  auto ds = Dataset::range(0, 10).shard(kShardHint, kShardHint).batch(2).with_auto_shard_policy(
-      AutoShardPolicy::hint);
+  auto ds = Dataset::range(0, 10)
+                .shard(kShardHint, kShardHint)
+                .batch(2)
+                .with_auto_shard_policy(AutoShardPolicy::hint);
   auto r = auto_shard_dataset(ds, 3, 2, 3);
   EXPECT_EQ(drain(r.dataset), (std::vector<V>{{2, 5}, {8}}));
   EXPECT_ERROR_CONTAINS(drain(ds), "shard(SHARD_HINT, SHARD_HINT) was never replaced");

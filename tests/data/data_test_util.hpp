@@ -66,9 +66,8 @@ inline std::string temp_path(const std::string& name) {
 
 }  // namespace troupe::data::testing
 
-#define EXPECT_ERROR_CONTAINS(stmt, text)                                    \
-  do {                                                                       \
-    std::string troupe_msg_ = ::troupe::data::testing::error_of([&] { stmt; }); \
-    EXPECT_NE(troupe_msg_.find(text), std::string::npos)                     \
-        << "error was: '" << troupe_msg_ << "'";                             \
+#define EXPECT_ERROR_CONTAINS(stmt, text)                                                         \
+  do {                                                                                            \
+    std::string troupe_msg_ = ::troupe::data::testing::error_of([&] { stmt; });                   \
+    EXPECT_NE(troupe_msg_.find(text), std::string::npos) << "error was: '" << troupe_msg_ << "'"; \
   } while (0)

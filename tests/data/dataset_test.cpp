@@ -41,7 +41,8 @@ TEST(Dataset, FromGeneratorStopsAtNulloptAndChecksSpec) {
   auto ds = Dataset::from_generator(gen, {{DType::int64, {}}});
   EXPECT_EQ(drain_flat(ds), (V{0, 1, 4}));
   auto bad = Dataset::from_generator(gen, {{DType::float32, {}}});
-  EXPECT_ERROR_CONTAINS(drain(bad), "from_generator: element 0 component 0 is int64[], spec says float32[]");
+  EXPECT_ERROR_CONTAINS(drain(bad),
+                        "from_generator: element 0 component 0 is int64[], spec says float32[]");
 }
 
 TEST(Dataset, MapAndFilter) {
@@ -49,12 +50,12 @@ TEST(Dataset, MapAndFilter) {
     return Element{Tensor::from_scalar<int64_t>(e[0].scalar<int64_t>() * 10)};
   });
   EXPECT_EQ(drain_flat(sq), (V{0, 10, 20, 30, 40, 50}));
-  auto even = Dataset::range(0, 7).filter([](const Element& e) { return e[0].scalar<int64_t>() % 2 == 0; });
+  auto even =
+      Dataset::range(0, 7).filter([](const Element& e) { return e[0].scalar<int64_t>() % 2 == 0; });
   EXPECT_EQ(drain_flat(even), (V{0, 2, 4, 6}));
   EXPECT_EQ(even.cardinality(), kUnknownCardinality);
-  auto wrong = Dataset::range(0, 2).map([](const Element&) {
-    return Element{Tensor::from_scalar<float>(1.0f)};
-  });
+  auto wrong = Dataset::range(0, 2).map(
+      [](const Element&) { return Element{Tensor::from_scalar<float>(1.0f)}; });
   EXPECT_ERROR_CONTAINS(drain(wrong), "map: component 0 is float32[], declared int64[]");
 }
 

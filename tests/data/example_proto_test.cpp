@@ -12,7 +12,12 @@ TEST(ExampleProto, EncodesKnownBytes) {
   Example ex{{"a", Feature::of_int64s({1, 300})}};
   std::string list("\x0a\x03\x01\xac\x02", 5);
   std::string feature = std::string("\x1a\x05", 2) + list;
-  std::string entry = std::string("\x0a\x01" "a" "\x12\x07", 5) + feature;
+  std::string entry = std::string(
+                          "\x0a\x01"
+                          "a"
+                          "\x12\x07",
+                          5) +
+                      feature;
   std::string features = std::string("\x0a", 1) + char(entry.size()) + entry;
   std::string example = std::string("\x0a", 1) + char(features.size()) + features;
   EXPECT_EQ(encode_example(ex), example);
@@ -31,7 +36,12 @@ TEST(ExampleProto, ParsesUnpackedListsAndSkipsUnknownFields) {
   // unknown varint field 9 in the Feature map entry.
   std::string floats("\x0d\x00\x00\x80\x3f\x0d\x00\x00\x00\x40", 10);  // 1.0f, 2.0f
   std::string feature = std::string("\x12", 1) + char(floats.size()) + floats;
-  std::string entry = std::string("\x0a\x01" "v" "\x48\x05\x12", 6) + char(feature.size()) + feature;
+  std::string entry = std::string(
+                          "\x0a\x01"
+                          "v"
+                          "\x48\x05\x12",
+                          6) +
+                      char(feature.size()) + feature;
   std::string features = std::string("\x0a", 1) + char(entry.size()) + entry;
   std::string record = std::string("\x0a", 1) + char(features.size()) + features;
   Example ex = decode_example(record);
@@ -50,10 +60,10 @@ TEST(ExampleProto, MatchesProtocEncoding) {
   // `protoc --encode=troupe.proto.Example messages/proto/example.proto` of
   // features { feature { key: "a" value { int64_list { value: [1, 300] } } }
   //            feature { key: "f" value { float_list { value: [1.5, -2] } } } }
-  const unsigned char protoc_bytes[] = {
-      0x0a, 0x21, 0x0a, 0x0c, 0x0a, 0x01, 0x61, 0x12, 0x07, 0x1a, 0x05, 0x0a, 0x03, 0x01, 0xac,
-      0x02, 0x0a, 0x11, 0x0a, 0x01, 0x66, 0x12, 0x0c, 0x12, 0x0a, 0x0a, 0x08, 0x00, 0x00, 0xc0,
-      0x3f, 0x00, 0x00, 0x00, 0xc0};
+  const unsigned char protoc_bytes[] = {0x0a, 0x21, 0x0a, 0x0c, 0x0a, 0x01, 0x61, 0x12, 0x07,
+                                        0x1a, 0x05, 0x0a, 0x03, 0x01, 0xac, 0x02, 0x0a, 0x11,
+                                        0x0a, 0x01, 0x66, 0x12, 0x0c, 0x12, 0x0a, 0x0a, 0x08,
+                                        0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x00, 0xc0};
   std::string want(reinterpret_cast<const char*>(protoc_bytes), sizeof protoc_bytes);
   Example ex{{"a", Feature::of_int64s({1, 300})}, {"f", Feature::of_floats({1.5f, -2.0f})}};
   EXPECT_EQ(encode_example(ex), want);

@@ -145,8 +145,8 @@ TEST(TFRecordDataset, MalformedExampleNamesRecordAndFile) {
     w.write(std::string("\x0a\x05\x0a", 3));  // Features claims 5 bytes, 1 follows
     w.close();
   }
-  EXPECT_ERROR_CONTAINS(count_all(tfrecord_dataset({path}, kSpec)),
-                        "record 1 (byte offset ");
-  EXPECT_ERROR_CONTAINS(count_all(tfrecord_dataset({path}, kSpec)),
-                        "of TFRecord file '" + path + "': malformed tf.train.Example: length 5 past the end");
+  EXPECT_ERROR_CONTAINS(count_all(tfrecord_dataset({path}, kSpec)), "record 1 (byte offset ");
+  EXPECT_ERROR_CONTAINS(
+      count_all(tfrecord_dataset({path}, kSpec)),
+      "of TFRecord file '" + path + "': malformed tf.train.Example: length 5 past the end");
 }

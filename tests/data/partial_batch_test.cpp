@@ -29,7 +29,8 @@ std::vector<std::vector<Element>> run_steps(const Dataset& ds, int64_t replicas)
 
 TEST(PartialBatch, UnevenDataOverTwoThreeFourReplicas) {
   // 11 elements in global batches of 4: steps of 4, 4 and a short 3.
-  auto ds = Dataset::from_tensor_slices({Tensor::from_vector<int64_t>({11, 1}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10})})
+  auto ds = Dataset::from_tensor_slices(
+                {Tensor::from_vector<int64_t>({11, 1}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10})})
                 .batch(4);
   struct Case {
     int64_t replicas;
@@ -90,5 +91,6 @@ TEST(PartialBatch, SplitGlobalBatchOfShortBatch) {
   EXPECT_EQ(values(parts[1]), (V{2}));
   EXPECT_EQ(parts[2][0].shape(), (Shape{0}));
   EXPECT_EQ(parts[3][0].shape(), (Shape{0}));
-  EXPECT_ERROR_CONTAINS(split_global_batch(batch, 4, 2), "batch of 5 rows exceeds the global batch size 4");
+  EXPECT_ERROR_CONTAINS(split_global_batch(batch, 4, 2),
+                        "batch of 5 rows exceeds the global batch size 4");
 }

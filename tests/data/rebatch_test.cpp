@@ -30,12 +30,12 @@ TEST(BatchSizesForWorker, T10_PropertiesHoldForManyShapes) {
         std::vector<Sizes> lists;
         for (int64_t i = 0; i < w; ++i) lists.push_back(batch_sizes_for_worker(g, w, r, i));
         for (const auto& l : lists) {
-          ASSERT_EQ(int64_t(l.size()), w * r);                              // (A)
-          ASSERT_EQ(std::accumulate(l.begin(), l.end(), int64_t(0)), g);    // (B)
+          ASSERT_EQ(int64_t(l.size()), w * r);                            // (A)
+          ASSERT_EQ(std::accumulate(l.begin(), l.end(), int64_t(0)), g);  // (B)
           auto [lo, hi] = std::minmax_element(l.begin(), l.end());
-          ASSERT_LE(*hi - *lo, 1);                                          // (D)
+          ASSERT_LE(*hi - *lo, 1);  // (D)
         }
-        for (int64_t step = 0; step < w; ++step) {                          // (C)
+        for (int64_t step = 0; step < w; ++step) {  // (C)
           int64_t sum = 0;
           for (int64_t i = 0; i < w; ++i)
             for (int64_t k = 0; k < r; ++k) sum += lists[size_t(i)][size_t(step * r + k)];
@@ -114,14 +114,16 @@ TEST(ComputeBatchSize, WalksBackToTheBatchStage) {
   EXPECT_EQ(compute_batch_size(Dataset::range(0, 8).batch(4, true)), 4);
   EXPECT_EQ(compute_batch_size(Dataset::range(0, 8).batch(4).shuffle(3, 1).prefetch(2)), 4);
   EXPECT_EQ(compute_batch_size(Dataset::range(0, 8)), kNoBatchFound);
-  EXPECT_EQ(compute_batch_size(Dataset::range(0, 8).batch(4).map([](const Element& e) { return e; })),
-            -1);
+  EXPECT_EQ(
+      compute_batch_size(Dataset::range(0, 8).batch(4).map([](const Element& e) { return e; })),
+      -1);
 }
 
 TEST(RebatchForWorker, T8_ReplicasMustDivideAmongWorkers) {
   auto ds = Dataset::range(0, 8).batch(4);
-  EXPECT_ERROR_CONTAINS(rebatch_for_worker(ds, 2, 3, 0),
-                        "replicas in sync (3) must be a multiple of the number of input workers (2)");
+  EXPECT_ERROR_CONTAINS(
+      rebatch_for_worker(ds, 2, 3, 0),
+      "replicas in sync (3) must be a multiple of the number of input workers (2)");
   EXPECT_NO_THROW(rebatch_for_worker(ds, 2, 4, 0));
 }
 

@@ -52,7 +52,8 @@ TEST(Synthetic, Int32Labels) {
   o.label_dtype = DType::int32;
   EXPECT_EQ(synthetic_classification(o).element_spec()[1].dtype, DType::int32);
   o.label_dtype = DType::float32;
-  EXPECT_ERROR_CONTAINS(synthetic_classification(o), "label dtype must be int32 or int64, got float32");
+  EXPECT_ERROR_CONTAINS(synthetic_classification(o),
+                        "label dtype must be int32 or int64, got float32");
 }
 
 TEST(Synthetic, RegressionResidualsAreTheNoise) {

@@ -92,7 +92,8 @@ TEST(TFRecord, TruncatedFileIsDataLoss) {
   write_raw(path, bytes.substr(0, 19 + 5));
   TFRecordReader r2(path);
   r2.next();
-  EXPECT_ERROR_CONTAINS(r2.next(), "truncated record at byte offset 19 (header wants 12 bytes, only 5 left)");
+  EXPECT_ERROR_CONTAINS(r2.next(),
+                        "truncated record at byte offset 19 (header wants 12 bytes, only 5 left)");
 }
 
 TEST(TFRecord, MissingFileIsNotFound) {

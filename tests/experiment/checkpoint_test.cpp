@@ -113,8 +113,8 @@ TEST_F(CheckpointTest, FlippedByteIsACrcErrorNamingTheTensorAndFile) {
   std::string prefix = write_checkpoint(dir_, 3, tensors());
   flip_byte(prefix + ".data", size_t(offset_of(prefix, "dense/bias")) + 3);
   std::string err = read_error(prefix, Code::data_loss);
-  EXPECT_NE(err.find("ckpt-3.data: tensor 'dense/bias' fails its CRC32C check"),
-            std::string::npos) << err;
+  EXPECT_NE(err.find("ckpt-3.data: tensor 'dense/bias' fails its CRC32C check"), std::string::npos)
+      << err;
 }
 
 TEST_F(CheckpointTest, TruncatedDataFileNamesTheTensorThatNoLongerFits) {

@@ -18,16 +18,18 @@ bool contains(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }
 std::string temp_path(const std::string& name) {
-  return (fs::temp_directory_path() / ("troupe_cli_exp_" + std::to_string(::getpid()) + "_" +
-                                       name)).string();
+  return (fs::temp_directory_path() / ("troupe_cli_exp_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 }  // namespace
 
 TEST(CliPlan, NoFilePlansTheEmbeddedDefaultAsJson) {
   ChildProcess p({"plan", "--json"});
   ASSERT_EQ(p.wait(60s), 0) << p.err();
-  EXPECT_TRUE(contains(p.out(), "\"replicas\":[{\"id\":0,\"device\":\"/job:localhost/replica:0/"
-                                "task:0/device:CPU:0\"}")) << p.out();
+  EXPECT_TRUE(contains(p.out(),
+                       "\"replicas\":[{\"id\":0,\"device\":\"/job:localhost/replica:0/"
+                       "task:0/device:CPU:0\"}"))
+      << p.out();
   EXPECT_TRUE(contains(p.out(), "\"per_replica_batch_sizes\":[128,128]")) << p.out();
   EXPECT_TRUE(contains(p.out(), "\"shape\":[784,256],\"bytes\":802816")) << p.out();
 }

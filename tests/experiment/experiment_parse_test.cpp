@@ -72,8 +72,9 @@ TEST(ExperimentParse, DefaultStrategyGetsOneCpuReplicaAndNoCrossDeviceOps) {
 }
 
 TEST(ExperimentParse, MirroredWithoutCrossDeviceOpsDefaultsToRing) {
-  auto yaml = replace_line(valid_experiment_yaml(), "strategy:",
-                           "strategy: {kind: mirrored, devices: [CPU:0, CPU:1, CPU:2]}");
+  auto yaml =
+      replace_line(valid_experiment_yaml(),
+                   "strategy:", "strategy: {kind: mirrored, devices: [CPU:0, CPU:1, CPU:2]}");
   auto e = parse_experiment(yaml);
   EXPECT_EQ(e.strategy().cross_device_ops().kind(), "ring");
   EXPECT_EQ(e.strategy().cross_device_ops().num_packs(), 1);
@@ -114,8 +115,8 @@ TEST(ExperimentParse, CsvWithHeaderAndRegressionModel) {
 
 TEST(ExperimentParse, EmbeddingModelReadsTableSizes) {
   std::string yaml = valid_experiment_yaml();
-  yaml = replace_line(yaml, "model:",
-                      "model: {kind: embedding, num_users: 100, num_items: 50, embedding_dim: 8}");
+  yaml = replace_line(
+      yaml, "model:", "model: {kind: embedding, num_users: 100, num_items: 50, embedding_dim: 8}");
   auto e = parse_experiment(yaml);
   EXPECT_EQ(e.model().num_users(), 100);
   EXPECT_EQ(e.model().num_items(), 50);

@@ -42,10 +42,12 @@ TEST(ExperimentPlan, DefaultExperimentNumbers) {
 
 TEST(ExperimentPlan, ThreeReplicasUnevenBatchGivesTheRemainderToTheFirst) {
   std::string yaml = valid_experiment_yaml();
-  yaml = replace_line(yaml, "strategy:", "strategy: {kind: mirrored, devices: [CPU:0, cpu:1, "
-                                         "/device:CPU:2]}");
-  yaml = replace_line(yaml, "data:", "data: {kind: synthetic_classification, examples: 100, "
-                                     "global_batch: 10}");
+  yaml = replace_line(yaml, "strategy:",
+                      "strategy: {kind: mirrored, devices: [CPU:0, cpu:1, "
+                      "/device:CPU:2]}");
+  yaml = replace_line(yaml, "data:",
+                      "data: {kind: synthetic_classification, examples: 100, "
+                      "global_batch: 10}");
   ExperimentPlan plan = make_plan(parse_experiment(yaml));
   ASSERT_EQ(plan.replicas.size(), 3u);
   EXPECT_EQ(plan.replicas[1].device, kCpu1);
@@ -100,13 +102,16 @@ TEST(ExperimentPlan, BatchSmallerThanReplicasGivesZeroSizedBatches) {
 TEST(ExperimentPlan, JsonHasTheDocumentedShape) {
   std::string json = plan_to_json(make_plan(troupe::experiment::default_experiment()));
   EXPECT_NE(json.find("\"replicas\":[{\"id\":0,\"device\":\"" + kCpu0 + "\"},{\"id\":1,"),
-            std::string::npos) << json;
+            std::string::npos)
+      << json;
   EXPECT_NE(json.find("\"input_workers\":[{\"id\":0,\"per_replica_batch_sizes\":[128,128]"),
-            std::string::npos) << json;
+            std::string::npos)
+      << json;
   EXPECT_NE(json.find("{\"name\":\"dense/kernel\",\"dtype\":\"float32\",\"shape\":[784,256],"
                       "\"bytes\":802816,\"components\":[{\"name\":\"dense/kernel\",\"device\":\"" +
                       kCpu0 + "\"},{\"name\":\"dense/kernel/replica_1\""),
-            std::string::npos) << json;
+            std::string::npos)
+      << json;
 }
 
 TEST(ExperimentPlan, TableListsVariablesAndTotals) {

@@ -26,7 +26,8 @@ std::vector<int64_t> iota(int64_t first, int64_t count) {
 // W files of `per_file` values each: file i holds i*100 ...
 std::vector<std::string> files(int w, int64_t per_file) {
   std::vector<std::string> out;
-  for (int i = 0; i < w; ++i) out.push_back(write_int_file("f" + std::to_string(i), i * 100, per_file));
+  for (int i = 0; i < w; ++i)
+    out.push_back(write_int_file("f" + std::to_string(i), i * 100, per_file));
   return out;
 }
 
@@ -43,7 +44,8 @@ TEST_P(AutoShardTest, OffEveryWorkerReadsEverything) {
   int w = GetParam();
   auto ds = Dataset::range(0, 12).batch(w).with_auto_shard_policy(AutoShardPolicy::off);
   auto dist = distribute(w, ds, workers(w));
-  EXPECT_EQ(dist.applied_auto_shard_policies(), std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::off));
+  EXPECT_EQ(dist.applied_auto_shard_policies(),
+            std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::off));
   auto steps = drain(dist);
   // G = W over W replicas: one row per replica per step; each worker walks the whole range.
   ASSERT_EQ(steps.size(), 12u);
@@ -55,13 +57,15 @@ TEST_P(AutoShardTest, FileEachWorkerReadsItsOwnFiles) {
   int w = GetParam();
   auto ds = int_files(files(w, 6)).batch(2 * w).with_auto_shard_policy(AutoShardPolicy::file);
   auto dist = distribute(2 * w, ds, workers(w));
-  EXPECT_EQ(dist.applied_auto_shard_policies(), std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::file));
+  EXPECT_EQ(dist.applied_auto_shard_policies(),
+            std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::file));
   auto steps = drain(dist);
   ASSERT_EQ(steps.size(), 3u);
   for (auto& step : steps)
     for (int r = 0; r < 2 * w; ++r) {
       ASSERT_EQ(step[size_t(r)].size(), 1u);
-      EXPECT_EQ(step[size_t(r)][0] / 100, r / 2) << "replica " << r << " is fed by worker " << r / 2;
+      EXPECT_EQ(step[size_t(r)][0] / 100, r / 2)
+          << "replica " << r << " is fed by worker " << r / 2;
     }
   EXPECT_EQ(sorted(flatten(steps)), file_values(w, 6));
 }
@@ -93,7 +97,8 @@ TEST_P(AutoShardTest, DataEachWorkerKeepsEveryWthPiece) {
   // G = W, N = W: legacy_rebatch(W) gives one row per piece; worker i keeps pieces i, i+W, ...
   auto ds = Dataset::range(0, 3 * w).batch(w).with_auto_shard_policy(AutoShardPolicy::data);
   auto dist = distribute(w, ds, workers(w));
-  EXPECT_EQ(dist.applied_auto_shard_policies(), std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::data));
+  EXPECT_EQ(dist.applied_auto_shard_policies(),
+            std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::data));
   auto steps = drain(dist);
   ASSERT_EQ(steps.size(), 3u);
   for (size_t s = 0; s < 3; ++s)
@@ -105,7 +110,8 @@ TEST_P(AutoShardTest, AutoPicksFileForFileReaders) {
   int w = GetParam();
   auto ds = int_files(files(w, 4)).batch(w);
   auto dist = distribute(w, ds, workers(w));
-  EXPECT_EQ(dist.applied_auto_shard_policies(), std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::file));
+  EXPECT_EQ(dist.applied_auto_shard_policies(),
+            std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::file));
   EXPECT_TRUE(dist.warnings().empty());
   EXPECT_EQ(sorted(flatten(drain(dist))), file_values(w, 4));
 }
@@ -114,7 +120,8 @@ TEST_P(AutoShardTest, AutoFallsBackToDataWithAWarning) {
   int w = GetParam();
   auto ds = Dataset::range(0, 6 * w).batch(2 * w);
   auto dist = distribute(2 * w, ds, workers(w));
-  EXPECT_EQ(dist.applied_auto_shard_policies(), std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::data));
+  EXPECT_EQ(dist.applied_auto_shard_policies(),
+            std::vector<AutoShardPolicy>(size_t(w), AutoShardPolicy::data));
   ASSERT_EQ(dist.warnings().size(), size_t(w));
   EXPECT_NE(dist.warnings()[0].find("input worker 0"), std::string::npos) << dist.warnings()[0];
   EXPECT_EQ(sorted(flatten(drain(dist))), iota(0, 6 * w));

@@ -104,9 +104,9 @@ TEST_F(InputTest, T8_ReplicasNotDivisibleByInputWorkersIsAnError) {
 }
 
 TEST_F(InputTest, T8_FourReplicasOverTwoWorkersGiveTwoReplicasPerWorker) {
-  auto dist = distribute(4, Dataset::range(0, 8).batch(4).with_auto_shard_policy(
-                                data::AutoShardPolicy::off),
-                         workers(2));
+  auto dist = distribute(
+      4, Dataset::range(0, 8).batch(4).with_auto_shard_policy(data::AutoShardPolicy::off),
+      workers(2));
   EXPECT_EQ(dist.num_input_workers(), 2);
   EXPECT_EQ(dist.replicas_per_worker(), 2);
   EXPECT_EQ(dist.num_replicas_in_sync(), 4);
@@ -219,7 +219,8 @@ TEST_F(InputTest, GetNextInsideAnotherStrategysScopeIsAnError) {
   MirroredStrategy other(runtime.system(), {"CPU:0"});
   {
     auto scope = other.scope();
-    EXPECT_ERROR_CONTAINS(it.get_next(), "belongs to another strategy than the current MirroredStrategy");
+    EXPECT_ERROR_CONTAINS(it.get_next(),
+                          "belongs to another strategy than the current MirroredStrategy");
   }
   EXPECT_EQ(values_of(it.get_next()), (StepValues{{2}, {3}}));
 }

@@ -15,7 +15,9 @@ TEST_F(InputTest, T7_TwoInputWorkersOnFourReplicasGetContexts_2_0_4_And_2_1_4) {
       [&](const InputContext& ctx) {
         seen.push_back(ctx);
         int64_t b = ctx.get_per_replica_batch_size(4);
-        return Dataset::range(0, 8).shard(ctx.num_input_pipelines(), ctx.input_pipeline_id()).batch(b);
+        return Dataset::range(0, 8)
+            .shard(ctx.num_input_pipelines(), ctx.input_pipeline_id())
+            .batch(b);
       },
       workers(2));
   EXPECT_EQ(seen, (std::vector<InputContext>{InputContext(2, 0, 4), InputContext(2, 1, 4)}));
@@ -34,7 +36,8 @@ TEST_F(InputTest, T7_PerReplicaModeCallsTheFunctionOncePerReplica) {
       runtime.system(), make_strategy(4),
       [&](const InputContext& ctx) {
         seen.push_back(ctx);
-        return Dataset::range(ctx.input_pipeline_id() * 10, ctx.input_pipeline_id() * 10 + 2).batch(1);
+        return Dataset::range(ctx.input_pipeline_id() * 10, ctx.input_pipeline_id() * 10 + 2)
+            .batch(1);
       },
       o);
   ASSERT_EQ(seen.size(), 4u);
@@ -47,8 +50,7 @@ TEST_F(InputTest, T7_PerReplicaModeCallsTheFunctionOncePerReplica) {
 
 TEST_F(InputTest, FromFunctionOneWorkerFeedsReplicasRoundRobinWithPartialLastStep) {
   auto dist = distribute_datasets_from_function(
-      runtime.system(), make_strategy(3),
-      [](const InputContext& ctx) {
+      runtime.system(), make_strategy(3), [](const InputContext& ctx) {
         EXPECT_EQ(ctx, InputContext(1, 0, 3));
         return Dataset::range(0, 10).batch(ctx.get_per_replica_batch_size(6));
       });
@@ -59,11 +61,11 @@ TEST_F(InputTest, FromFunctionOneWorkerFeedsReplicasRoundRobinWithPartialLastSte
 }
 
 TEST_F(InputTest, FromFunctionIndivisibleGlobalBatchReachesTheCaller) {
-  EXPECT_ERROR_CONTAINS(distribute_datasets_from_function(
-                            runtime.system(), make_strategy(4),
-                            [](const InputContext& ctx) {
-                              return Dataset::range(0, 8).batch(ctx.get_per_replica_batch_size(63));
-                            }),
+  EXPECT_ERROR_CONTAINS(distribute_datasets_from_function(runtime.system(), make_strategy(4),
+                                                          [](const InputContext& ctx) {
+                                                            return Dataset::range(0, 8).batch(
+                                                                ctx.get_per_replica_batch_size(63));
+                                                          }),
                         "63");
 }
 

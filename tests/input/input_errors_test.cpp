@@ -110,7 +110,6 @@ TEST_F(InputTest, DeadInputWorkerGivesAnErrorNotAHang) {
 }  // namespace
 }  // namespace troupe::testing
 
-
 namespace troupe::testing {
 namespace {
 

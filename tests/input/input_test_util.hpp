@@ -32,8 +32,7 @@ class InputTest : public ::testing::Test {
   }
 
   DistributedDataset distribute(int replicas, const data::Dataset& ds, InputOptions options = {}) {
-    return experimental_distribute_dataset(runtime.system(), make_strategy(replicas), ds,
-                                           options);
+    return experimental_distribute_dataset(runtime.system(), make_strategy(replicas), ds, options);
   }
 
   static InputOptions workers(int64_t w, int64_t buffer = 1) {
@@ -89,8 +88,8 @@ std::string error_of(Fn&& fn) {
 /// A path in the test's own temporary directory.
 inline std::string temp_path(const std::string& name) {
   auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string file = std::string("troupe_input_") + info->test_suite_name() + "_" + info->name() +
-                     "_" + name;
+  std::string file =
+      std::string("troupe_input_") + info->test_suite_name() + "_" + info->name() + "_" + name;
   for (auto& c : file)
     if (c == '/') c = '_';  // parameterized test names contain slashes
   return ::testing::TempDir() + file;
@@ -113,9 +112,8 @@ inline data::Dataset int_files(std::vector<std::string> files) {
 
 }  // namespace troupe::testing
 
-#define EXPECT_ERROR_CONTAINS(stmt, text)                                          \
-  do {                                                                             \
-    std::string troupe_msg_ = ::troupe::testing::error_of([&] { stmt; });          \
-    EXPECT_NE(troupe_msg_.find(text), std::string::npos)                           \
-        << "error was: '" << troupe_msg_ << "'";                                   \
+#define EXPECT_ERROR_CONTAINS(stmt, text)                                                         \
+  do {                                                                                            \
+    std::string troupe_msg_ = ::troupe::testing::error_of([&] { stmt; });                         \
+    EXPECT_NE(troupe_msg_.find(text), std::string::npos) << "error was: '" << troupe_msg_ << "'"; \
   } while (0)

@@ -34,7 +34,8 @@ TEST_P(StrategyRunTest, RunOverUnevenDataGivesEachReplicaItsRowsAndTheTrueMean) 
     for (int r = 0; r < n; ++r) {
       int64_t want = std::min(sizes[cycle++ % sizes.size()], rows - next_row);
       std::vector<float> expected(xs.begin() + next_row, xs.begin() + next_row + want);
-      EXPECT_EQ(batch.at(size_t(r)).to_vector<float>(), expected) << "step " << steps << " replica " << r;
+      EXPECT_EQ(batch.at(size_t(r)).to_vector<float>(), expected)
+          << "step " << steps << " replica " << r;
       next_row += want;
     }
     // The step function sees its own batch; doubling it on every replica and reducing with

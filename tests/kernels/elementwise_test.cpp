@@ -89,8 +89,9 @@ TEST_F(Elementwise, ReluAndReluGrad) {
 
 TEST_F(Elementwise, ShapeMismatchNamesOpAndBothShapes) {
   Tensor a(DType::float32, {2, 3}), b(DType::float32, {3, 2}), out(DType::float32, {2, 3});
-  EXPECT_TROUPE_ERROR(ops.add(a, b, out), Code::invalid_argument,
-                      "add: a float32[2, 3] and b float32[3, 2] must have the same dtype and shape");
+  EXPECT_TROUPE_ERROR(
+      ops.add(a, b, out), Code::invalid_argument,
+      "add: a float32[2, 3] and b float32[3, 2] must have the same dtype and shape");
   Tensor d(DType::float64, {2, 3});
   EXPECT_TROUPE_ERROR(ops.copy(a, d), Code::invalid_argument,
                       "copy: src float32[2, 3] and dst float64[2, 3] must have the same dtype");

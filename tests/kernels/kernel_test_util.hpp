@@ -32,8 +32,7 @@ inline std::vector<double> as_doubles(const Tensor& t) {
 }
 
 /// Expects every element of `actual` within `tol` (absolute + relative) of `expected`.
-inline void expect_all_near(const std::vector<double>& expected, const Tensor& actual,
-                            double tol) {
+inline void expect_all_near(const std::vector<double>& expected, const Tensor& actual, double tol) {
   auto got = as_doubles(actual);
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i)
@@ -51,14 +50,14 @@ inline Tensor fake_gpu_tensor(DType dtype, Shape shape) {
 }  // namespace troupe::testing
 
 /// Expects `stmt` to throw troupe::Error with code `code` and `text` in its message.
-#define EXPECT_TROUPE_ERROR(stmt, expected_code, expected_text)                        \
-  do {                                                                                 \
-    try {                                                                              \
-      stmt;                                                                            \
-      ADD_FAILURE() << "expected troupe::Error from " #stmt;                           \
-    } catch (const ::troupe::Error& e) {                                               \
-      EXPECT_EQ(e.code(), expected_code) << e.what();                                  \
-      EXPECT_NE(std::string(e.what()).find(expected_text), std::string::npos)          \
-          << "message: " << e.what() << "\nexpected to contain: " << expected_text;    \
-    }                                                                                  \
+#define EXPECT_TROUPE_ERROR(stmt, expected_code, expected_text)                     \
+  do {                                                                              \
+    try {                                                                           \
+      stmt;                                                                         \
+      ADD_FAILURE() << "expected troupe::Error from " #stmt;                        \
+    } catch (const ::troupe::Error& e) {                                            \
+      EXPECT_EQ(e.code(), expected_code) << e.what();                               \
+      EXPECT_NE(std::string(e.what()).find(expected_text), std::string::npos)       \
+          << "message: " << e.what() << "\nexpected to contain: " << expected_text; \
+    }                                                                               \
   } while (0)

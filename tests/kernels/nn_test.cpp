@@ -26,8 +26,9 @@ TEST_F(NN, BiasAddBroadcastsOverLeadingDimensions) {
 TEST_F(NN, BiasAddErrors) {
   Tensor v(DType::float32, {2, 3}), out(DType::float32, {2, 3});
   Tensor bias4(DType::float32, {4});
-  EXPECT_TROUPE_ERROR(ops.bias_add(v, bias4, out), Code::invalid_argument,
-                      "bias_add: bias float32[4] must match the last dimension of value float32[2, 3]");
+  EXPECT_TROUPE_ERROR(
+      ops.bias_add(v, bias4, out), Code::invalid_argument,
+      "bias_add: bias float32[4] must match the last dimension of value float32[2, 3]");
   Tensor bias2d(DType::float32, {1, 3});
   EXPECT_TROUPE_ERROR(ops.bias_add(v, bias2d, out), Code::invalid_argument,
                       "bias_add: bias float32[1, 3] must have rank 1");

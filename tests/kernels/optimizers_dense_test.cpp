@@ -18,7 +18,9 @@ class DenseOptimizers : public KernelTest, public ::testing::WithParamInterface<
   double tol() const { return GetParam() == DType::float32 ? 2e-5 : 1e-13; }
   Tensor var0() const { return Tensor::random_uniform({kSize}, 1, -1, 1, GetParam()); }
   // A different gradient each step.
-  Tensor grad(int step) const { return Tensor::random_uniform({kSize}, 100 + step, -1, 1, GetParam()); }
+  Tensor grad(int step) const {
+    return Tensor::random_uniform({kSize}, 100 + step, -1, 1, GetParam());
+  }
 };
 
 TEST_P(DenseOptimizers, SgdSeveralSteps) {
@@ -52,7 +54,8 @@ TEST_P(DenseOptimizers, MomentumAndNesterovSeveralSteps) {
 }
 
 TEST_P(DenseOptimizers, AdamSeveralSteps) {
-  Tensor var = var0(), m = Tensor::zeros(GetParam(), {kSize}), v = Tensor::zeros(GetParam(), {kSize});
+  Tensor var = var0(), m = Tensor::zeros(GetParam(), {kSize}),
+         v = Tensor::zeros(GetParam(), {kSize});
   auto ref = as_doubles(var);
   std::vector<double> rm(kSize, 0.0), rv(kSize, 0.0);
   for (int s = 1; s <= kSteps; ++s) {
@@ -87,8 +90,7 @@ TEST_P(DenseOptimizers, AdagradV2SeveralSteps) {
   expect_all_near(ra, accum, tol());
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, DenseOptimizers,
-                         ::testing::Values(DType::float32, DType::float64),
+INSTANTIATE_TEST_SUITE_P(Dtypes, DenseOptimizers, ::testing::Values(DType::float32, DType::float64),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 class DenseOptimizerErrors : public KernelTest {};

@@ -82,8 +82,9 @@ TEST_P(SparseOptimizers, AdamUpdatesOnlyIndexedRows) {
   expect_all_near(rv, v, tol());
   // Rows 1 and 5 were never indexed: bit-identical to the start.
   for (int64_t row : {1, 5})
-    EXPECT_TRUE(var.slice_rows(row, row + 1).clone().bitwise_equal(
-        before.slice_rows(row, row + 1).clone()));
+    EXPECT_TRUE(var.slice_rows(row, row + 1)
+                    .clone()
+                    .bitwise_equal(before.slice_rows(row, row + 1).clone()));
 }
 
 TEST_P(SparseOptimizers, AdagradWithDuplicateIndices) {
@@ -95,7 +96,8 @@ TEST_P(SparseOptimizers, AdagradWithDuplicateIndices) {
   for (int s = 0; s < 3; ++s) {
     Tensor g = grad(s);
     ops.sparse_apply_adagrad(var, accum, indices(), g, {0.1, 1e-7});
-    for_rows(g, [&](int64_t at, double gv) { testing::ref_adagrad(ref[at], ra[at], gv, 0.1, 1e-7); });
+    for_rows(g,
+             [&](int64_t at, double gv) { testing::ref_adagrad(ref[at], ra[at], gv, 0.1, 1e-7); });
   }
   expect_all_near(ref, var, tol());
   expect_all_near(ra, accum, tol());

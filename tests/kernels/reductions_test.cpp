@@ -35,8 +35,8 @@ TEST_F(Reductions, SumNMatchesSequentialSumBitwise) {
 TEST_F(Reductions, SumNOutputMayAliasAnyInput) {
   for (int alias : {0, 2, 4}) {
     std::vector<Tensor> inputs;
-    for (int j = 0; j < 5; ++j) inputs.push_back(Tensor::random_uniform({3000}, 7 + j, -1, 1,
-                                                                        DType::float64));
+    for (int j = 0; j < 5; ++j)
+      inputs.push_back(Tensor::random_uniform({3000}, 7 + j, -1, 1, DType::float64));
     std::vector<double> expected(3000, 0.0);
     for (int j = 0; j < 5; ++j)
       for (int i = 0; i < 3000; ++i) expected[i] += inputs[j].data<double>()[i];
@@ -103,8 +103,9 @@ TEST_F(Reductions, BiasAddGradSumsLeadingDimensions) {
   for (size_t i = 0; i < v.size(); ++i) expected[i % 4] += v[i];
   testing::expect_all_near(expected, out, 1e-14);
   Tensor bad(DType::float64, {3});
-  EXPECT_TROUPE_ERROR(ops.bias_add_grad(g, bad), Code::invalid_argument,
-                      "bias_add_grad: out float64[3] must have shape [4] for grad float64[2, 3, 4]");
+  EXPECT_TROUPE_ERROR(
+      ops.bias_add_grad(g, bad), Code::invalid_argument,
+      "bias_add_grad: out float64[3] must have shape [4] for grad float64[2, 3, 4]");
 }
 
 }  // namespace

@@ -52,11 +52,28 @@ TEST(KernelRegistry, LookupWithWrongArgsTypeIsAnError) {
 
 TEST(KernelRegistry, CpuRegistryCoversEveryOpAndDtype) {
   KernelRegistry registry = make_cpu_registry();
-  const char* float_ops[] = {"add", "scale", "axpy", "fill", "copy", "relu", "relu_grad",
-                             "sum_n", "reduce_sum", "bias_add_grad", "matmul", "bias_add",
-                             "softmax_cross_entropy", "gather_rows", "scatter_add_rows",
-                             "apply_sgd", "apply_momentum", "apply_adam", "apply_adagrad",
-                             "sparse_apply_sgd", "sparse_apply_momentum", "sparse_apply_adam",
+  const char* float_ops[] = {"add",
+                             "scale",
+                             "axpy",
+                             "fill",
+                             "copy",
+                             "relu",
+                             "relu_grad",
+                             "sum_n",
+                             "reduce_sum",
+                             "bias_add_grad",
+                             "matmul",
+                             "bias_add",
+                             "softmax_cross_entropy",
+                             "gather_rows",
+                             "scatter_add_rows",
+                             "apply_sgd",
+                             "apply_momentum",
+                             "apply_adam",
+                             "apply_adagrad",
+                             "sparse_apply_sgd",
+                             "sparse_apply_momentum",
+                             "sparse_apply_adam",
                              "sparse_apply_adagrad"};
   for (const char* op : float_ops)
     for (DType dt : {DType::float32, DType::float64})

@@ -16,14 +16,15 @@ TEST(LocalMessages, ReceivingActorSeesTheSenderBuffer) {
   Tensor sent = Tensor::random_normal({256, 256}, 3);
   // Arguments, not captures: CAF 0.17 binds a null tuple for argument-less actor functions,
   // which UBSan reports.
-  auto receiver = sys.spawn([](Tensor expected) -> caf::behavior {
-    return {[expected](const tensor_msg& m) { return m.tensor.shares_buffer_with(expected); }};
-  }, sent);
+  auto receiver = sys.spawn(
+      [](Tensor expected) -> caf::behavior {
+        return {[expected](const tensor_msg& m) { return m.tensor.shares_buffer_with(expected); }};
+      },
+      sent);
   caf::scoped_actor self{sys};
   bool shared = false;
   self->request(receiver, std::chrono::seconds(10), tensor_msg{1, sent})
-      .receive([&](bool s) { shared = s; },
-               [&](caf::error& e) { FAIL() << sys.render(e); });
+      .receive([&](bool s) { shared = s; }, [&](caf::error& e) { FAIL() << sys.render(e); });
   EXPECT_TRUE(shared);
   self->send_exit(receiver, caf::exit_reason::user_shutdown);
 }
@@ -32,9 +33,9 @@ TEST(LocalMessages, ReplyTensorComesBackWithoutCopy) {
   caf::actor_system_config cfg;
   configure_actor_system(cfg, {2, false});
   caf::actor_system sys{cfg};
-  auto echo = sys.spawn([](int32_t) -> caf::behavior {
-    return {[](echo_atom, const tensor_msg& m) { return m; }};
-  }, int32_t{0});
+  auto echo = sys.spawn(
+      [](int32_t) -> caf::behavior { return {[](echo_atom, const tensor_msg& m) { return m; }}; },
+      int32_t{0});
   Tensor sent = Tensor::zeros(DType::int64, {1000});
   caf::scoped_actor self{sys};
   self->request(echo, std::chrono::seconds(10), echo_atom::value, tensor_msg{2, sent})

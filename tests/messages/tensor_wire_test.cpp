@@ -149,8 +149,8 @@ TEST(TensorWire, RandomBytesNeverCrash) {
     if (!wire::from_bytes(bytes, out)) {
       ++accepted;
       if (out.tensor.defined()) {
-        EXPECT_EQ(out.tensor.byte_size(), size_t(out.tensor.num_elements()) *
-                                              dtype_size(out.tensor.dtype()));
+        EXPECT_EQ(out.tensor.byte_size(),
+                  size_t(out.tensor.num_elements()) * dtype_size(out.tensor.dtype()));
       }
     }
   }

@@ -32,12 +32,18 @@ class ChildProcess {
       ::dup2(in[0], 0);
       ::dup2(out[1], 1);
       ::dup2(err[1], 2);
-      ::close(in[0]); ::close(in[1]);
-      ::close(out[0]); ::close(out[1]); ::close(err[0]); ::close(err[1]);
+      ::close(in[0]);
+      ::close(in[1]);
+      ::close(out[0]);
+      ::close(out[1]);
+      ::close(err[0]);
+      ::close(err[1]);
       for (const auto& e : env) {
         auto eq = e.find('=');
-        if (eq + 1 == e.size()) ::unsetenv(e.substr(0, eq).c_str());
-        else ::setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+        if (eq + 1 == e.size())
+          ::unsetenv(e.substr(0, eq).c_str());
+        else
+          ::setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
       }
       std::string bin = troupe_binary();
       std::vector<char*> argv{const_cast<char*>(bin.c_str())};

@@ -23,19 +23,29 @@ struct RankResult {
 
 /// Starts `n` ranks, wires them together, returns each rank's RESULT line.
 std::vector<RankResult> run_group(int n, const std::string& algo, int64_t count,
-                                  std::vector<std::string> extra = {},
-                                  int kill_rank = -1) {
+                                  std::vector<std::string> extra = {}, int kill_rank = -1) {
   std::vector<std::unique_ptr<ChildProcess>> ranks;
   std::string peers = "PEERS";
   for (int r = 0; r < n; ++r) {
-    std::vector<std::string> args{"collective-peer", "--rank", std::to_string(r), "--size",
-                                  std::to_string(n), "--algo", algo, "--count",
-                                  std::to_string(count), "--chunk-bytes", "64KiB",
-                                  "--timeout-ms", "5000"};
+    std::vector<std::string> args{"collective-peer",
+                                  "--rank",
+                                  std::to_string(r),
+                                  "--size",
+                                  std::to_string(n),
+                                  "--algo",
+                                  algo,
+                                  "--count",
+                                  std::to_string(count),
+                                  "--chunk-bytes",
+                                  "64KiB",
+                                  "--timeout-ms",
+                                  "5000"};
     args.insert(args.end(), extra.begin(), extra.end());
-    ranks.push_back(std::make_unique<ChildProcess>(args, std::vector<std::string>{"TROUPE_SECRET=ring-test"}));
+    ranks.push_back(
+        std::make_unique<ChildProcess>(args, std::vector<std::string>{"TROUPE_SECRET=ring-test"}));
     auto port = ranks.back()->read_line(kTimeout);
-    EXPECT_TRUE(port && port->rfind("PORT ", 0) == 0) << "rank " << r << ": " << ranks.back()->err();
+    EXPECT_TRUE(port && port->rfind("PORT ", 0) == 0)
+        << "rank " << r << ": " << ranks.back()->err();
     peers += " " + (port ? port->substr(5) : std::string("0"));
   }
   if (kill_rank >= 0) {
@@ -66,8 +76,8 @@ std::vector<RankResult> run_group(int n, const std::string& algo, int64_t count,
 void expect_closed_form(int n, const std::string& algo, int64_t count) {
   auto results = run_group(n, algo, count);
   for (int r = 0; r < n; ++r) {
-    EXPECT_EQ(results[size_t(r)].line.rfind("RESULT ok", 0), 0u) << "rank " << r << ": "
-                                                                 << results[size_t(r)].line;
+    EXPECT_EQ(results[size_t(r)].line.rfind("RESULT ok", 0), 0u)
+        << "rank " << r << ": " << results[size_t(r)].line;
     EXPECT_DOUBLE_EQ(results[size_t(r)].checksum, closed_form_total(n, count)) << "rank " << r;
   }
 }

@@ -34,8 +34,8 @@ TEST(NodeProcess, Echo64MiBTensorBothWaysEveryByteChecked) {
   ChildProcess server({"serve", "--secret-file", secret});
   int port = start_server(server);
   ASSERT_GT(port, 0) << server.err();
-  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "64MiB",
-                       "--secret-file", secret, "--timeout-ms", "60000"});
+  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "64MiB", "--secret-file",
+                       secret, "--timeout-ms", "60000"});
   auto code = client.wait(240s);
   ASSERT_TRUE(code) << "client did not finish";
   EXPECT_EQ(*code, 0) << client.err();
@@ -49,8 +49,8 @@ TEST(NodeProcess, Echo64MiBOverAuthenticatedBulkChannel) {
   ChildProcess server({"serve", "--secret-file", secret});
   int port = start_server(server);
   ASSERT_GT(port, 0) << server.err();
-  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "64MiB", "--path",
-                       "bulk", "--secret-file", secret, "--timeout-ms", "60000"});
+  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "64MiB", "--path", "bulk",
+                       "--secret-file", secret, "--timeout-ms", "60000"});
   auto code = client.wait(240s);
   ASSERT_TRUE(code) << "client did not finish";
   EXPECT_EQ(*code, 0) << client.err();
@@ -63,9 +63,9 @@ TEST(NodeProcess, SecretFromEnvironmentWorks) {
   ChildProcess server({"serve"}, {"TROUPE_SECRET=env-secret"});
   int port = start_server(server);
   ASSERT_GT(port, 0) << server.err();
-  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "1MiB",
-                       "--chunk-bytes", "64K"},
-                      {"TROUPE_SECRET=env-secret"});
+  ChildProcess client(
+      {"echo", "--port", std::to_string(port), "--bytes", "1MiB", "--chunk-bytes", "64K"},
+      {"TROUPE_SECRET=env-secret"});
   EXPECT_EQ(client.wait(120s), 0) << client.err();
   EXPECT_TRUE(contains(client.out(), "ECHO OK path=middleman bytes=1048576"));
 }
@@ -74,8 +74,8 @@ TEST(NodeProcess, WrongSecretIsRefusedWithClearErrorsOnBothSides) {
   ChildProcess server({"serve", "--secret-file", write_secret("srv", "the-real-secret")});
   int port = start_server(server);
   ASSERT_GT(port, 0) << server.err();
-  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "4K",
-                       "--secret-file", write_secret("bad", "a-guess")});
+  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "4K", "--secret-file",
+                       write_secret("bad", "a-guess")});
   EXPECT_EQ(client.wait(120s), 1);
   EXPECT_TRUE(contains(client.err(), "authentication failed")) << client.err();
   EXPECT_TRUE(contains(client.err(), "wrong shared secret")) << client.err();
@@ -92,8 +92,8 @@ TEST(NodeProcess, KilledServerGivesClientErrorOnConnect) {
   ASSERT_GT(port, 0);
   server.signal(SIGKILL);
   EXPECT_EQ(server.wait(30s), 128 + SIGKILL);
-  ChildProcess client({"echo", "--port", std::to_string(port), "--secret-file", secret,
-                       "--timeout-ms", "5000"});
+  ChildProcess client(
+      {"echo", "--port", std::to_string(port), "--secret-file", secret, "--timeout-ms", "5000"});
   auto code = client.wait(120s);
   ASSERT_TRUE(code) << "client hung after the server died";
   EXPECT_EQ(*code, 1);
@@ -106,9 +106,8 @@ TEST(NodeProcess, ServerKilledMidTransferGivesClientErrorWithinTimeout) {
   ChildProcess server({"serve", "--secret-file", secret});
   int port = start_server(server);
   ASSERT_GT(port, 0);
-  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "512MiB",
-                       "--chunk-bytes", "1MiB", "--window", "1", "--secret-file", secret,
-                       "--timeout-ms", "5000"});
+  ChildProcess client({"echo", "--port", std::to_string(port), "--bytes", "512MiB", "--chunk-bytes",
+                       "1MiB", "--window", "1", "--secret-file", secret, "--timeout-ms", "5000"});
   auto line = client.read_line(60s);
   ASSERT_EQ(line.value_or("none"), "CONNECTED") << client.err();
   server.signal(SIGKILL);
@@ -122,8 +121,9 @@ TEST(NodeProcess, ServerKilledMidTransferGivesClientErrorWithinTimeout) {
 TEST(NodeProcess, MissingSecretIsNamed) {
   ChildProcess server({"serve"}, {"TROUPE_SECRET="});
   EXPECT_EQ(server.wait(60s), 1);
-  EXPECT_TRUE(contains(server.err(), "no shared secret: pass --secret-file FILE or set "
-                                     "TROUPE_SECRET"))
+  EXPECT_TRUE(contains(server.err(),
+                       "no shared secret: pass --secret-file FILE or set "
+                       "TROUPE_SECRET"))
       << server.err();
 }
 

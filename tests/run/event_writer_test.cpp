@@ -88,7 +88,8 @@ TEST(Timeline, WritesChromeTraceEventsPerTrack) {
   text << in.rdbuf();
   auto s = text.str();
   EXPECT_EQ(s.rfind("{\"traceEvents\":[", 0), 0u);
-  EXPECT_NE(s.find("\"name\":\"step 1\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":1,\"tid\":0"), std::string::npos);
+  EXPECT_NE(s.find("\"name\":\"step 1\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":1,\"tid\":0"),
+            std::string::npos);
   EXPECT_NE(s.find("merge_call \\\"grads\\\""), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir + "/trace.json.tmp"));
   std::filesystem::remove_all(dir);

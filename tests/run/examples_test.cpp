@@ -13,7 +13,8 @@ using namespace troupe;
 TEST(Examples, EveryExampleExperimentPlansAndTrains) {
   Runtime runtime;
   int seen = 0;
-  for (auto& entry : std::filesystem::directory_iterator(std::string(TROUPE_SOURCE_DIR) + "/examples")) {
+  for (auto& entry :
+       std::filesystem::directory_iterator(std::string(TROUPE_SOURCE_DIR) + "/examples")) {
     if (entry.path().extension() != ".yaml") continue;
     ++seen;
     SCOPED_TRACE(entry.path().string());
@@ -21,8 +22,9 @@ TEST(Examples, EveryExampleExperimentPlansAndTrains) {
     auto plan = experiment::make_plan(e);
     EXPECT_FALSE(plan.replicas.empty());
     EXPECT_FALSE(plan.variables.empty());
-    auto dir = std::filesystem::temp_directory_path() /
-               ("troupe-example-" + entry.path().stem().string() + "-" + std::to_string(::getpid()));
+    auto dir =
+        std::filesystem::temp_directory_path() /
+        ("troupe-example-" + entry.path().stem().string() + "-" + std::to_string(::getpid()));
     RunOptions o;
     o.run_dir = dir.string();
     o.steps = 5;

@@ -29,7 +29,8 @@ proto::Experiment small_experiment(int replicas, const std::string& optimizer = 
   for (int i = 0; i < replicas; ++i) devices += (i ? ", CPU:" : "CPU:") + std::to_string(i);
   std::ostringstream yaml;
   yaml << "name: small\nseed: 7\n"
-       << "strategy: {kind: mirrored, devices: [" << devices << "], cross_device_ops: {kind: ring}}\n"
+       << "strategy: {kind: mirrored, devices: [" << devices
+       << "], cross_device_ops: {kind: ring}}\n"
        << "model: {kind: mlp, input_dim: 16, hidden: [12], classes: 3}\n"
        << "data: {kind: synthetic_classification, examples: 500, global_batch: 32, shuffle: true}\n"
        << "optimizer: {kind: " << optimizer << ", learning_rate: 0.05}\n"
@@ -58,7 +59,8 @@ std::map<std::string, Tensor> model_tensors(const std::string& checkpoint_path) 
   auto all = checkpoint::read_checkpoint(checkpoint_path).tensors;
   std::map<std::string, Tensor> model;
   for (auto& [name, t] : all)
-    if (name.rfind("dense", 0) == 0 && name.find("/momentum") == std::string::npos) model.emplace(name, t);
+    if (name.rfind("dense", 0) == 0 && name.find("/momentum") == std::string::npos)
+      model.emplace(name, t);
   return model;
 }
 
@@ -93,7 +95,8 @@ TEST(Runner, WritesLogsEventsAndCheckpoints) {
   std::ifstream trace(dir + "/trace.json");
   std::stringstream text;
   text << trace.rdbuf();
-  EXPECT_NE(text.str().find("\"name\":\"replica_step\",\"cat\":\"replica\",\"ph\":\"X\",\"pid\":1,\"tid\":2"),
+  EXPECT_NE(text.str().find(
+                "\"name\":\"replica_step\",\"cat\":\"replica\",\"ph\":\"X\",\"pid\":1,\"tid\":2"),
             std::string::npos);
   std::filesystem::remove_all(dir);
 }
