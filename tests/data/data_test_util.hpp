@@ -3,12 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/error_of.hpp"
+
 #include <string>
 #include <vector>
 
 #include "core/data/dataset.hpp"
 
 namespace troupe::data::testing {
+
+using troupe::testing::error_of;
 
 /// Values of component `c` of one element (int64).
 inline std::vector<int64_t> values(const Element& e, size_t c = 0) {
@@ -44,17 +48,6 @@ inline std::vector<int64_t> drain_flat(const Dataset& ds) {
   std::vector<int64_t> out;
   for (auto& v : drain(ds)) out.insert(out.end(), v.begin(), v.end());
   return out;
-}
-
-/// Runs fn and returns the troupe::Error message it throws ("" when it does not throw).
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 /// A path in the test's own temporary directory.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/error_of.hpp"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,17 +74,6 @@ inline std::vector<int64_t> flatten(const std::vector<StepValues>& steps) {
   for (auto& s : steps)
     for (auto& r : s) out.insert(out.end(), r.begin(), r.end());
   return out;
-}
-
-/// Runs fn and returns the troupe::Error message it throws ("" when it does not throw).
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 /// A path in the test's own temporary directory.

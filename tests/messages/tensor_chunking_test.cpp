@@ -5,19 +5,11 @@
 
 #include "messages/tensor_chunking.hpp"
 
+#include "tests/common/error_of.hpp"
+
 using namespace troupe;
 
-namespace {
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-}  // namespace
+using troupe::testing::error_of;
 
 TEST(TensorChunking, ChunksAreViewsAndReassembleInAnyOrder) {
   auto t = Tensor::random_normal({10, 7}, 5);  // 280 bytes
