@@ -23,6 +23,7 @@ int run_bench_command(const std::vector<std::string>& args);
 int run_collective_peer_command(const std::vector<std::string>& args);
 int run_plan_command(const std::vector<std::string>& args);
 int run_inspect_command(const std::vector<std::string>& args);
+int run_data_command(const std::vector<std::string>& args);
 
 /// Every subcommand, in help order.
 inline constexpr Command kCommands[] = {
@@ -39,6 +40,8 @@ inline constexpr Command kCommands[] = {
      run_plan_command},
     {"inspect", "verify a checkpoint and list its tensors (--values dumps them)",
      run_inspect_command},
+    {"data", "write a synthetic data set as TFRecord shards (`troupe data synthesize`)",
+     run_data_command},
 };
 
 }  // namespace troupe::cli

@@ -1,13 +1,16 @@
 #include "coordinator/experiment/experiment_file.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "coordinator/experiment/experiment_sections.hpp"
+#include "coordinator/model/registry.hpp"
 
 namespace troupe::experiment {
 
-proto::Experiment parse_experiment(std::string_view yaml_text, const std::string& source_name) {
+proto::Experiment parse_experiment(std::string_view yaml_text, const std::string& source_name,
+                                   const ModelRegistry* registry) {
   SourceMap source(source_name);
   YAML::Node root;
   try {
@@ -29,17 +32,23 @@ proto::Experiment parse_experiment(std::string_view yaml_text, const std::string
   read_model(top.require("model"), source, experiment.mutable_model());
   read_data(top.require("data"), source, experiment.mutable_data());
   read_optimizer(top.require("optimizer"), source, experiment.mutable_optimizer());
-  read_train(top.require("train"), source, experiment.mutable_train());
+  const auto step_names =
+      registry ? registry->step_names() : ModelRegistry::with_builtins().step_names();
+  read_train(top.require("train"), source, step_names, experiment.mutable_train());
   check_experiment(experiment, source);
   return experiment;
 }
 
-proto::Experiment load_experiment(const std::string& path) {
+proto::Experiment load_experiment(const std::string& path, const ModelRegistry* registry) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw not_found("cannot read experiment file " + path);
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_experiment(text.str(), path);
+  proto::Experiment experiment = parse_experiment(text.str(), path, registry);
+  const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  for (auto& file : *experiment.mutable_data()->mutable_files())
+    if (std::filesystem::path(file).is_relative()) file = (base / file).lexically_normal().string();
+  return experiment;
 }
 
 proto::Experiment default_experiment() {

@@ -11,14 +11,22 @@
 #include "core/status.hpp"
 #include "messages/proto/experiment.pb.h"
 
+namespace troupe {
+class ModelRegistry;
+}
+
 namespace troupe::experiment {
 
-/// Parses and validates YAML text; `source_name` is how errors name it.
+/// Parses and validates YAML text; `source_name` is how errors name it. `train.step` must name a
+/// step of `registry` (nullptr: ModelRegistry::with_builtins()).
 proto::Experiment parse_experiment(std::string_view yaml_text,
-                                   const std::string& source_name = "experiment.yaml");
+                                   const std::string& source_name = "experiment.yaml",
+                                   const ModelRegistry* registry = nullptr);
 
-/// Reads and parses a file; errors name `path` (not_found when it cannot be read).
-proto::Experiment load_experiment(const std::string& path);
+/// Reads and parses a file; errors name `path` (not_found when it cannot be read). Relative
+/// `data.files` are resolved against the file's directory (so an experiment and its data move
+/// together); `train.checkpoint_dir` stays relative to the working directory, like `--dir`.
+proto::Experiment load_experiment(const std::string& path, const ModelRegistry* registry = nullptr);
 
 /// The embedded demo: an MLP on synthetic MNIST-shaped data, mirrored over CPU:0 and CPU:1.
 inline constexpr std::string_view kDefaultExperimentYaml = R"(# troupe's built-in demo experiment

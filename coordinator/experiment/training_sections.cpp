@@ -1,4 +1,6 @@
 // Readers for the `optimizer` and `train` sections of an experiment file.
+#include <algorithm>
+
 #include "coordinator/experiment/experiment_sections.hpp"
 
 namespace troupe::experiment {
@@ -25,6 +27,18 @@ void refuse_unless(const MapFields& map, const SourceMap& source, const std::str
     if (auto field = map.get(key))
       throw source.error(field->path,
                          "not used by optimizer kind " + kind + " (only " + wanted + ")");
+}
+
+// A step function name the registry knows; a program that registers its own steps passes its
+// registry to parse_experiment, so its names are known here too.
+std::string read_step_name(const Field& field, const SourceMap& source,
+                           const std::vector<std::string>& known) {
+  std::string name = read_string(field, source);
+  if (std::find(known.begin(), known.end(), name) != known.end()) return name;
+  std::string list;
+  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+  throw source.error(field.path, "unknown step function \"" + name + "\" (known: " + list +
+                                     "; a program adds its own with ModelRegistry::add_step)");
 }
 
 }  // namespace
@@ -59,10 +73,13 @@ void read_optimizer(const Field& field, SourceMap& source, proto::OptimizerSpec*
   }
 }
 
-void read_train(const Field& field, SourceMap& source, proto::TrainSpec* out) {
+void read_train(const Field& field, SourceMap& source, const std::vector<std::string>& step_names,
+                proto::TrainSpec* out) {
   MapFields train(field, source,
-                  {"steps", "log_every", "checkpoint_every", "checkpoint_dir", "keep"});
+                  {"steps", "log_every", "checkpoint_every", "checkpoint_dir", "keep", "step"});
   out->set_steps(read_integer(train.require("steps"), source, 1));
+  out->set_step("train_step");
+  if (auto step = train.get("step")) out->set_step(read_step_name(*step, source, step_names));
   if (auto log = train.get("log_every")) out->set_log_every(read_integer(*log, source, 0));
   if (auto every = train.get("checkpoint_every"))
     out->set_checkpoint_every(read_integer(*every, source, 0));

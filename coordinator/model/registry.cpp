@@ -10,15 +10,19 @@ std::string known_names(const Map& map) {
   return s;
 }
 
-// Standard step: args (features, labels) of this replica; the global batch is taken as
-// rows * replicas (TF's compute_average_loss default). Outputs {loss_sum, correct, rows}.
+// Standard step: args (features, labels[, global_batch]) of this replica. Without the third
+// argument (an int64 scalar; troupe run passes it) the global batch is taken as rows * replicas
+// (TF's compute_average_loss default), which is off when replicas hold different row counts.
+// Outputs {loss_sum, correct, rows}.
 StepFactory standard_step(bool train) {
   return [train](Trainer& trainer) -> StepFn {
     return [&trainer, train](ReplicaContext& ctx, const std::vector<Tensor>& args) {
-      if (args.size() != 2)
+      if (args.size() != 2 && args.size() != 3)
         throw invalid_argument("train/eval step takes (features, labels), got " +
-                               std::to_string(args.size()) + " arguments");
-      const int64_t global = args[0].shape()[0] * ctx.num_replicas_in_sync();
+                               std::to_string(args.size()) +
+                               " arguments (a third, the global batch size, is optional)");
+      const int64_t global = args.size() == 3 ? args[2].scalar<int64_t>()
+                                              : args[0].shape()[0] * ctx.num_replicas_in_sync();
       return trainer.replica_step(ctx, args[0], args[1], global, train);
     };
   };

@@ -95,7 +95,9 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
 
   auto strategy = make_experiment_strategy(system, e);
   const int replicas = strategy->num_replicas_in_sync();
-  auto registry = ModelRegistry::with_builtins();
+  std::optional<ModelRegistry> builtins;
+  if (!options.registry) builtins = ModelRegistry::with_builtins();
+  const ModelRegistry& registry = options.registry ? *options.registry : *builtins;
   std::shared_ptr<const Model> model =
       registry.create_model(e.model().kind(), make_model_config(e));
   std::optional<Trainer> trainer;
@@ -103,6 +105,9 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
     auto scope = strategy->scope();
     trainer.emplace(*strategy, model, make_optimizer_config(e.optimizer()));
   }
+  const StepFn step_fn =
+      registry.make_step(e.train().step().empty() ? "train_step" : e.train().step(), *trainer);
+  const Tensor global_batch_arg = Tensor::from_scalar<int64_t>(global_batch);
   auto dataset = experimental_distribute_dataset(system, *strategy, make_training_dataset(e));
   auto iterator = dataset.make_iterator();
 
@@ -152,9 +157,9 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
           [&](ReplicaContext& ctx, const std::vector<Tensor>& a) {
             Timeline::Span replica_span(tl, "replica_step", "replica",
                                         ctx.replica_id_in_sync_group() + 1);
-            return trainer->replica_step(ctx, a.at(0), a.at(1), global_batch);
+            return step_fn(ctx, a);
           },
-          {batch.at(0), batch.at(1)});
+          {batch.at(0), batch.at(1), global_batch_arg});
     }
     ++step;
     ++window_steps;

@@ -13,6 +13,8 @@
 
 namespace troupe {
 
+class ModelRegistry;
+
 /// How to run.
 struct RunOptions {
   bool resume = false;        ///< continue from the newest checkpoint in the run directory
@@ -22,6 +24,9 @@ struct RunOptions {
   std::FILE* out = stdout;    ///< progress and summary
   bool tty = false;           ///< progress bar instead of log lines
   const std::atomic<bool>* stop = nullptr;  ///< set asynchronously (Ctrl-C): checkpoint and stop
+  /// Models and step functions by name (model.kind, train.step); nullptr: the built-ins. A
+  /// program registers its own with add_model/add_step and points this at its registry.
+  const ModelRegistry* registry = nullptr;
 };
 
 /// What a run did.
@@ -36,7 +41,10 @@ struct RunSummary {
 };
 
 /// Runs `experiment` on `system`; throws troupe::Error naming the problem (bad config, missing
-/// checkpoint, corrupt checkpoint — nothing is half-loaded).
+/// checkpoint, corrupt checkpoint — nothing is half-loaded). Each step calls the registry's
+/// `train.step` function with (features, labels, global_batch): this replica's rows and the
+/// global batch size as an int64 scalar, so losses average over the whole batch even when the
+/// replicas' shares differ.
 RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& experiment,
                           const RunOptions& options);
 
