@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "coordinator/nccl_all_reduce.hpp"
 #include "coordinator/tensor_fusion.hpp"
 #include "coordinator/tensor_reductions.hpp"
 #include "core/collective/local_driver.hpp"
@@ -208,3 +209,4 @@ std::unique_ptr<CrossDeviceOps> make_cross_device_ops(CrossDeviceOpKind kind,
 }
 
 }  // namespace troupe
+      return make_nccl_all_reduce(std::move(kernels), options);

@@ -41,7 +41,8 @@ class CrossDeviceOps {
   /// All-reduce by one n-ary sum over the components, on the calling thread: what small
   /// all-reduces inside merge_call use whatever the op, because for a few KiB the algorithm's
   /// messages cost more than the arithmetic.
-  Mirrored reduce_in_place(ReduceOp op, const DistributedValues& value) const {
+  /// NcclAllReduce overrides it: GPU components cannot be summed on the host.
+  virtual Mirrored reduce_in_place(ReduceOp op, const DistributedValues& value) {
     return broadcast(simple_reduce(op, value), value.devices());
   }
 

@@ -2,11 +2,14 @@
 
 #include <set>
 
+#include "coordinator/device_inventory.hpp"
 #include "core/device_spec.hpp"
 
 namespace troupe {
 std::shared_ptr<const KernelRegistry> default_kernels() {
-  return std::make_shared<const KernelRegistry>(make_cpu_registry());
+  KernelRegistry registry = make_cpu_registry();
+  add_gpu_kernels(registry);  // kernels are picked by where tensors live: CPU code is unchanged
+  return std::make_shared<const KernelRegistry>(std::move(registry));
 }
 
 std::vector<std::string> resolve_mirrored_devices(const std::vector<std::string>& devices,
@@ -40,6 +43,18 @@ std::vector<std::string> resolve_mirrored_devices(const std::vector<std::string>
   return canonical;
 }
 
+namespace {
+// OneDeviceStrategy's device, canonical; a GPU this machine lacks is refused up front.
+std::string one_local_device(const std::string& device) {
+  std::string c = canonicalize(device);
+  const int gpus = visible_gpu_count();
+  if (gpu_ordinal(c) >= gpus)
+    throw invalid_argument("device '" + device + "' requested but this machine has " +
+                           std::to_string(gpus) + " GPU(s)");
+  return c;
+}
+}  // namespace
+
 struct MirroredStrategy::Resolved {
   std::vector<std::string> devices;
   std::shared_ptr<const KernelRegistry> kernels;
@@ -47,20 +62,23 @@ struct MirroredStrategy::Resolved {
 
 MirroredStrategy::MirroredStrategy(caf::actor_system& system, std::vector<std::string> devices,
                                    MirroredOptions options)
-    : MirroredStrategy(system, Resolved{resolve_mirrored_devices(devices, 0), default_kernels()},
-                       options) {}
+    : MirroredStrategy(
+          system,
+          Resolved{resolve_mirrored_devices(devices, visible_gpu_count()), default_kernels()},
+          options) {}
 
 MirroredStrategy::MirroredStrategy(caf::actor_system& system, Resolved r, MirroredOptions options)
     : Strategy("MirroredStrategy", &system, r.devices,
-               make_cross_device_ops(options.cross_device_ops
-                                         ? *options.cross_device_ops
-                                         : select_cross_device_ops(r.devices, DeviceCapabilities{}),
-                                     r.kernels, options.all_reduce),
+               make_cross_device_ops(
+                   options.cross_device_ops
+                       ? *options.cross_device_ops
+                       : select_cross_device_ops(r.devices, local_device_capabilities()),
+                   r.kernels, options.all_reduce),
                r.kernels, options.timeouts) {}
 
 OneDeviceStrategy::OneDeviceStrategy(caf::actor_system& system, const std::string& device,
                                      StrategyOptions options)
-    : Strategy("OneDeviceStrategy", &system, {canonicalize(device)},
+    : Strategy("OneDeviceStrategy", &system, {one_local_device(device)},
                std::make_unique<ReductionToOneDevice>(default_kernels()), default_kernels(),
                options) {}
 

@@ -1,6 +1,7 @@
 #include "coordinator/strategy.hpp"
 
 #include "coordinator/context.hpp"
+#include "coordinator/device_inventory.hpp"
 #include "coordinator/replica_group.hpp"
 #include "coordinator/tensor_reductions.hpp"
 
@@ -103,6 +104,9 @@ std::vector<std::vector<Tensor>> Strategy::run_tasks(const StepFn& fn,
 
   Strategy* self = this;
   ReplicaTask task = [self, fn](int replica, MergePort& port, const std::vector<Tensor>& a) {
+    // On the replica's own thread, before its step: a GPU replica's kernels go to its GPU
+    // (cudaSetDevice through the device inventory; nothing for CPU replicas).
+    bind_device(self->extended_.worker_devices().at(size_t(replica)));
     ReplicaContext context(*self, replica, port);
     ReplicaThreadGuard guard(*self, context);
     return fn(context, a);

@@ -1,5 +1,7 @@
 #include "coordinator/variable.hpp"
 
+#include "coordinator/device_inventory.hpp"
+
 namespace troupe {
 
 Variable::Variable(std::string name, std::string device, Tensor initial,
@@ -8,7 +10,22 @@ Variable::Variable(std::string name, std::string device, Tensor initial,
   if (!initial.defined())
     throw invalid_argument("variable '" + name_ + "': undefined initial value");
   if (!kernels_) throw invalid_argument("variable '" + name_ + "': no kernel registry");
-  value_ = initial.clone();  // the variable owns its storage; the caller's tensor stays untouched
+  // The variable owns its storage on its device; the caller's tensor stays untouched.
+  Tensor placed = to_device(initial, device_);
+  value_ = placed.shares_buffer_with(initial) ? clone_in_place_memory(placed) : placed;
+}
+
+Ops Variable::ops() const {
+  bind_device(device_);
+  return Ops(*kernels_);
+}
+
+Tensor Variable::local(const Tensor& x) const {
+  if (x.memory() == value_.memory() &&
+      (x.memory() == MemoryKind::host ||
+       x.buffer()->device_index() == value_.buffer()->device_index()))
+    return x;
+  return to_device(x, device_);
 }
 
 void Variable::check_value(const Tensor& x, const char* op) const {
@@ -20,16 +37,17 @@ void Variable::check_value(const Tensor& x, const char* op) const {
 }
 
 Tensor& Variable::mutable_value() {
-  if (value_.buffer().use_count() > 1) value_ = value_.clone();
+  if (value_.buffer().use_count() > 1) value_ = clone_in_place_memory(value_);
   return value_;
 }
 
-void Variable::assign(const Tensor& x) {
-  check_value(x, "assign");
+void Variable::assign(const Tensor& value) {
+  check_value(value, "assign");
+  Tensor x = local(value);
   if (x.shares_buffer_with(value_) && x.offset() == value_.offset()) return;
   // A fresh buffer beats copy-on-write then copy: one copy either way, no aliasing question.
   if (value_.buffer().use_count() > 1) {
-    value_ = x.clone();
+    value_ = x.shares_buffer_with(value) ? clone_in_place_memory(x) : x;
     return;
   }
   ops().copy(x, value_);
@@ -38,25 +56,25 @@ void Variable::assign(const Tensor& x) {
 void Variable::assign_add(const Tensor& x) {
   check_value(x, "assign_add");
   Tensor& v = mutable_value();
-  ops().add(v, x, v);
+  ops().add(v, local(x), v);
 }
 
 void Variable::assign_sub(const Tensor& x) {
   check_value(x, "assign_sub");
   Tensor& v = mutable_value();
-  ops().sub(v, x, v);
+  ops().sub(v, local(x), v);
 }
 
 void Variable::scatter_update(const Tensor& indices, const Tensor& rows) {
-  ops().scatter_update_rows(indices, rows, mutable_value());
+  ops().scatter_update_rows(local(indices), local(rows), mutable_value());
 }
 
 void Variable::scatter_add(const Tensor& indices, const Tensor& rows) {
-  ops().scatter_add_rows(indices, rows, mutable_value());
+  ops().scatter_add_rows(local(indices), local(rows), mutable_value());
 }
 
 void Variable::scatter_sub(const Tensor& indices, const Tensor& rows) {
-  ops().scatter_sub_rows(indices, rows, mutable_value());
+  ops().scatter_sub_rows(local(indices), local(rows), mutable_value());
 }
 
 }  // namespace troupe

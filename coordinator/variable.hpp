@@ -3,7 +3,8 @@
 // type of distributed variables and what update() hands to its per-component function.
 // Reads return the live tensor handle without copying; the first write after a read that is still
 // held copies first (copy-on-write), so a value that was read never changes under its reader —
-// TensorFlow's "identity copy" semantics at the cost of a copy only when it matters.
+// TensorFlow's "identity copy" semantics at the cost of a copy only when it matters. A variable on
+// a GPU device keeps its value in that GPU's memory.
 
 #include <memory>
 #include <string>
@@ -38,10 +39,13 @@ class Variable {
   /// The storage to update in place (copied first if a reader still holds it); for kernels
   /// such as optimizer updates.
   Tensor& mutable_value();
-  Ops ops() const { return Ops(*kernels_); }
+  /// Ops for this variable's kernels; for a GPU variable it first makes that GPU current.
+  Ops ops() const;
 
  private:
   void check_value(const Tensor& x, const char* op) const;
+  /// `x` in this variable's memory (a host value assigned to a GPU variable is copied over).
+  Tensor local(const Tensor& x) const;
 
   std::string name_;
   std::string device_;

@@ -1,8 +1,10 @@
 // Linear regression, softmax classifier and MLP: one stack of dense layers (ReLU between them)
-// with an MSE or a softmax cross-entropy head.
+// with an MSE or a softmax cross-entropy head. Intermediates are allocated where the inputs live
+// (host, or the replica's GPU), so the same code runs on both.
 #include <cmath>
 #include <string>
 
+#include "coordinator/device_inventory.hpp"
 #include "coordinator/model/losses.hpp"
 #include "coordinator/model/model.hpp"
 
@@ -57,14 +59,14 @@ class DenseStack : public Model {
     Tensor dz = loss.grad;
     for (size_t l = layers(); l-- > 0;) {
       const Tensor& kernel = params[2 * l];
-      Tensor dkernel(kernel.dtype(), kernel.shape());
+      Tensor dkernel = allocate_like(kernel, kernel.dtype(), kernel.shape());
       ops.matmul(post[l], dz, dkernel, /*transpose_a=*/true);
-      Tensor dbias(kernel.dtype(), Shape{kernel.shape()[1]});
+      Tensor dbias = allocate_like(kernel, kernel.dtype(), Shape{kernel.shape()[1]});
       ops.bias_add_grad(dz, dbias);
       result.grads[2 * l].values = dkernel;
       result.grads[2 * l + 1].values = dbias;
       if (l == 0) break;
-      Tensor dinput(kernel.dtype(), post[l].shape());
+      Tensor dinput = allocate_like(kernel, kernel.dtype(), post[l].shape());
       ops.matmul(dz, kernel, dinput, false, /*transpose_b=*/true);
       ops.relu_grad(dinput, pre[l - 1], dinput);
       dz = dinput;
@@ -86,12 +88,12 @@ class DenseStack : public Model {
     Tensor x = features;
     for (size_t l = 0; l < layers(); ++l) {
       post.push_back(x);
-      Tensor z(config_.dtype, Shape{x.shape()[0], widths_[l + 1]});
+      Tensor z = allocate_like(x, config_.dtype, Shape{x.shape()[0], widths_[l + 1]});
       ops.matmul(x, params[2 * l], z);
       ops.bias_add(z, params[2 * l + 1], z);
       pre.push_back(z);
       if (l + 1 == layers()) return z;
-      Tensor a(config_.dtype, z.shape());
+      Tensor a = allocate_like(z, config_.dtype, z.shape());
       ops.relu(z, a);
       x = a;
     }

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "coordinator/device_inventory.hpp"
+
 namespace troupe {
 namespace {
 
@@ -54,14 +56,14 @@ LossWithGrad mean_squared_error(const Ops& ops, const Tensor& predictions, const
     throw invalid_argument("mean_squared_error: labels " + labels.description() +
                            " do not match predictions " + predictions.description());
   LossWithGrad out;
-  out.grad = Tensor(predictions.dtype(), predictions.shape());
+  out.grad = allocate_like(predictions, predictions.dtype(), predictions.shape());
   ops.sub(predictions, labels.reshape(predictions.shape()), out.grad);  // diff
   // loss_sum = diff . diff, as a [1, n] x [n, 1] product so it stays a kernel call.
   const int64_t n = predictions.num_elements();
   Tensor flat = out.grad.reshape(Shape{n, 1});
-  Tensor dot(predictions.dtype(), Shape{1, 1});
+  Tensor dot = allocate_like(predictions, predictions.dtype(), Shape{1, 1});
   ops.matmul(flat, flat, dot, /*transpose_a=*/true);
-  out.stats.loss_sum = host_sum(dot);
+  out.stats.loss_sum = host_sum(to_host(dot));
   out.stats.rows = predictions.shape().rank() > 0 ? predictions.shape()[0] : 1;
   ops.scale(out.grad, 2.0 / double(global_batch), out.grad);
   return out;
@@ -70,12 +72,21 @@ LossWithGrad mean_squared_error(const Ops& ops, const Tensor& predictions, const
 LossWithGrad sparse_softmax_cross_entropy(const Ops& ops, const Tensor& logits,
                                           const Tensor& labels, int64_t global_batch) {
   check_global_batch(global_batch);
-  SoftmaxXent x = ops.softmax_cross_entropy(logits, labels);
+  // Loss and gradient where the logits live; the statistics are read on the host.
+  SoftmaxXent x;
+  if (!logits.defined())
+    throw invalid_argument("softmax_cross_entropy: logits is an undefined tensor");
+  const int64_t rows = logits.shape().rank() > 0 ? logits.shape()[0] : 0;
+  x.loss = allocate_like(logits, logits.dtype(), Shape{rows});
+  x.grad = allocate_like(logits, logits.dtype(), logits.shape());
+  ops.softmax_cross_entropy(logits, labels, x.loss, x.grad);
   LossWithGrad out;
-  out.stats.loss_sum = host_sum(x.loss);
+  out.stats.loss_sum = host_sum(to_host(x.loss));
   out.stats.rows = logits.shape()[0];
-  out.stats.correct = logits.dtype() == DType::float64 ? count_correct<double>(logits, labels)
-                                                       : count_correct<float>(logits, labels);
+  const Tensor host_logits = to_host(logits), host_labels = to_host(labels);
+  out.stats.correct = logits.dtype() == DType::float64
+                          ? count_correct<double>(host_logits, host_labels)
+                          : count_correct<float>(host_logits, host_labels);
   ops.scale(x.grad, 1.0 / double(global_batch), x.grad);
   out.grad = x.grad;
   return out;

@@ -62,7 +62,8 @@ Trainer::Trainer(Strategy& strategy, std::shared_ptr<const Model> model, Optimiz
       variables_(create_parameters(strategy, *model_)),
       optimizer_(strategy, optimizer, variables_),
       metrics_(strategy),
-      path_(path) {}
+      path_(path),
+      contexts_(std::make_shared<ReplicaDeviceContexts>(strategy.extended().worker_devices())) {}
 
 std::vector<Tensor> Trainer::replica_parameters(int replica) const {
   std::vector<Tensor> params;
@@ -74,9 +75,11 @@ std::vector<Tensor> Trainer::replica_parameters(int replica) const {
 std::vector<Tensor> Trainer::replica_step(ReplicaContext& ctx, const Tensor& features,
                                           const Tensor& labels, int64_t global_batch, bool train) {
   const int replica = ctx.replica_id_in_sync_group();
-  Ops ops(*strategy_.kernels());
-  ModelOutput out =
-      model_->compute(ops, replica_parameters(replica), features, labels, global_batch, train);
+  // A GPU replica computes on its GPU: the batch goes there (the parameters already are).
+  const std::string& device = strategy_.extended().worker_devices().at(size_t(replica));
+  Ops ops(*strategy_.kernels(), contexts_->context(replica));
+  ModelOutput out = model_->compute(ops, replica_parameters(replica), to_device(features, device),
+                                    to_device(labels, device), global_batch, train);
   metrics_.record(out.stats);
   if (train) optimizer_.apply_gradients(ctx, out.grads, path_);
   return {Tensor::from_scalar<double>(out.stats.loss_sum),

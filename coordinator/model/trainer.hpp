@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/device_inventory.hpp"
 #include "coordinator/model/model.hpp"
 #include "coordinator/model/optimizer.hpp"
 #include "coordinator/strategy.hpp"
@@ -72,6 +73,7 @@ class Trainer {
   Optimizer optimizer_;
   TrainMetrics metrics_;
   ApplyPath path_;
+  std::shared_ptr<ReplicaDeviceContexts> contexts_;  // cuBLAS handles of GPU replicas
 };
 
 }  // namespace troupe

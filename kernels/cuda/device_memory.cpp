@@ -62,4 +62,25 @@ Tensor copy_to_host(const Tensor& gpu, void* stream) {
   return host;
 }
 
+Tensor clone_on_gpu(const Tensor& gpu, void* stream) {
+  if (gpu.memory() != MemoryKind::gpu)
+    throw invalid_argument("clone_on_gpu: " + gpu.description() + " is not on a GPU");
+  const int device = gpu.buffer()->device_index();
+  Tensor copy = allocate_gpu_tensor(gpu.dtype(), gpu.shape(), device);
+  if (gpu.byte_size())
+    cuda::check(cudaMemcpyAsync(copy.raw_data(), gpu.raw_data(), gpu.byte_size(),
+                                cudaMemcpyDeviceToDevice, cuda::stream_of(stream)),
+                "clone_on_gpu");
+  return copy;
+}
+
+void bind_gpu(int device) {
+  cuda::check(cudaSetDevice(device), ("cudaSetDevice(" + std::to_string(device) + ")").c_str());
+}
+
+void synchronize_gpu(int device) {
+  bind_gpu(device);
+  cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
 }  // namespace troupe

@@ -21,4 +21,15 @@ Tensor copy_to_gpu(const Tensor& host, int device = 0, void* stream = nullptr);
 /// legacy default stream alone would not order after them).
 Tensor copy_to_host(const Tensor& gpu, void* stream = nullptr);
 
+/// A copy of GPU tensor `gpu` in fresh memory of the same GPU, ordered on `stream` (null: the
+/// legacy default stream, which orders after every blocking stream of the device).
+Tensor clone_on_gpu(const Tensor& gpu, void* stream = nullptr);
+
+/// Makes `device` the calling thread's current CUDA device (cudaSetDevice): kernels launched
+/// from this thread afterwards run there. Throws internal_error naming the device on failure.
+void bind_gpu(int device);
+
+/// Waits until every stream of GPU `device` has finished its queued work.
+void synchronize_gpu(int device);
+
 }  // namespace troupe

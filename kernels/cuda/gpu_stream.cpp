@@ -4,14 +4,15 @@
 
 namespace troupe {
 
-GpuStream::GpuStream(int device) : device_(device) {
+GpuStream::GpuStream(int device, StreamKind kind) : device_(device) {
   cuda::check(cudaSetDevice(device), "cudaSetDevice");
-  cudaStream_t stream = nullptr;
-  cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaStream_t stream = nullptr;  // null = the legacy default stream
+  if (kind == StreamKind::own)
+    cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   cublasHandle_t blas = nullptr;
   cublasStatus_t status = cublasCreate(&blas);
   if (status != CUBLAS_STATUS_SUCCESS) {
-    cudaStreamDestroy(stream);
+    if (stream) cudaStreamDestroy(stream);
     cuda::check_blas(status, "cublasCreate");
   }
   cublasSetStream(blas, stream);
@@ -22,7 +23,7 @@ GpuStream::GpuStream(int device) : device_(device) {
 GpuStream::~GpuStream() {
   cudaSetDevice(device_);
   cublasDestroy(static_cast<cublasHandle_t>(blas_));
-  cudaStreamDestroy(cuda::stream_of(stream_));
+  if (stream_) cudaStreamDestroy(cuda::stream_of(stream_));
 }
 
 void GpuStream::synchronize() const {

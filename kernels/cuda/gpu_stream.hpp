@@ -5,10 +5,17 @@
 
 namespace troupe {
 
-/// Owns a non-blocking cudaStream_t and a cublasHandle_t on GPU `device`.
+/// Which stream a GpuStream queues on.
+enum class StreamKind {
+  own,             ///< a fresh non-blocking stream: overlaps with other streams
+  legacy_default,  ///< CUDA's legacy default stream: totally ordered with every blocking stream
+                   ///< of the device, so replicas, variable updates and NCCL need no events
+};
+
+/// Owns a cudaStream_t (unless legacy_default) and a cublasHandle_t on GPU `device`.
 class GpuStream {
  public:
-  explicit GpuStream(int device = 0);
+  explicit GpuStream(int device = 0, StreamKind kind = StreamKind::own);
   ~GpuStream();
   GpuStream(const GpuStream&) = delete;
   GpuStream& operator=(const GpuStream&) = delete;
