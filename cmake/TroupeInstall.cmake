@@ -28,8 +28,7 @@ endforeach()
 
 install(TARGETS ${_troupe_exported} EXPORT troupeTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})  # include dirs: $<INSTALL_INTERFACE> (TroupeLayer)
 install(TARGETS troupe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 foreach(_layer core kernels messages actors coordinator)
