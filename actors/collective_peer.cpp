@@ -140,6 +140,8 @@ caf::behavior collective_peer(peer_actor* self, size_t max_early_messages) {
           spec.chunk_bytes = m.chunk_bytes;
           spec.instance = m.instance;
           spec.reduce = host_accumulate;
+          spec.reduce_into = host_add_into;
+          spec.shared_output = m.shared_output;
           spec.root = m.root;
           spec.tensor_index = m.tensor_index;
           auto algorithm = make_collective(CrossDeviceOpKind(m.kind), spec);

@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 
+#include "core/collective/algorithm_choice.hpp"
 #include "messages/collective_messages.hpp"
 #include "messages/replica_messages.hpp"
 #include "messages/tensor_msg.hpp"
@@ -42,8 +43,13 @@ class BarrierPort final : public MergePort {
     // Same (step, sequence) on every replica: the collectives of a step are issued in the same
     // order everywhere (spec §5.4), so this is the shared instance key.
     int64_t instance = int64_t(step_ << 20) + collectives_++;
-    collective_start_msg start{instance,     kind, int32_t(shared_.size()), chunk_bytes, 0,
-                               tensor_index, input};
+    collective_start_msg start{
+        instance, kind, int32_t(shared_.size()), chunk_bytes, 0, tensor_index, input, Tensor{}};
+    // The ring's ranks share this group's memory: one result buffer for all of them means
+    // no all-gather copies (CollectiveSpec::shared_output).
+    if (kind == int(CrossDeviceOpKind::collective_all_reduce))
+      start.shared_output =
+          shared_.collective_output(step_, instance, input.dtype(), input.num_elements());
     Tensor result;
     std::string failure;
     self_->request(peer_, shared_.merge_timeout, std::move(start))

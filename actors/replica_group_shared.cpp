@@ -22,4 +22,25 @@ void ReplicaGroupShared::remove_task(uint64_t id) {
   tasks_.erase(id);
 }
 
+Tensor ReplicaGroupShared::collective_output(uint64_t step, int64_t instance, DType dtype,
+                                             int64_t count) {
+  std::lock_guard<std::mutex> lock(outputs_mutex_);
+  for (auto it = outputs_.begin(); it != outputs_.end();)
+    it = it->second.step < step ? outputs_.erase(it) : std::next(it);
+  auto& entry = outputs_[instance];
+  if (!entry.buffer.defined()) {
+    entry.step = step;
+    entry.buffer = Tensor(dtype, Shape{count});
+  }
+  Tensor buffer = entry.buffer;
+  if (buffer.dtype() != dtype || buffer.num_elements() != count)
+    throw invalid_argument("collective " + std::to_string(instance) +
+                           ": replicas disagree on its "
+                           "input (" +
+                           buffer.description() + " vs " + std::to_string(count) + " " +
+                           std::string(dtype_name(dtype)) + " elements)");
+  if (++entry.claims == size()) outputs_.erase(instance);
+  return buffer;
+}
+
 }  // namespace troupe

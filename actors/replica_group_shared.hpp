@@ -71,10 +71,23 @@ struct ReplicaGroupShared {
   ReplicaTask task(uint64_t id) const;
   void remove_task(uint64_t id);
 
+  /// The result buffer every replica of this group uses for collective `instance` (1-D,
+  /// `count` elements): the first caller allocates it, each of the size() callers gets the
+  /// same one, and the last releases the group's hold. Instances of steps before `step` that
+  /// some replica never claimed (it failed first) are dropped then.
+  Tensor collective_output(uint64_t step, int64_t instance, DType dtype, int64_t count);
+
   std::vector<Slot> slots;
   std::chrono::milliseconds merge_timeout;
 
  private:
+  struct SharedOutput {
+    uint64_t step = 0;
+    Tensor buffer;
+    int claims = 0;
+  };
+  std::mutex outputs_mutex_;
+  std::map<int64_t, SharedOutput> outputs_;
   mutable std::mutex tasks_mutex_;
   std::map<uint64_t, ReplicaTask> tasks_;
   uint64_t next_task_id_ = 1;

@@ -142,8 +142,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     for (int k = 0; k < repeat; ++k) {
       auto started = std::chrono::steady_clock::now();
       std::string failure;
-      self->request(peer, std::chrono::milliseconds(timeout_ms),
-                    collective_start_msg{k + 1, int32_t(kind), size, chunk_bytes, 0, 0, input})
+      self->request(
+              peer, std::chrono::milliseconds(timeout_ms),
+              collective_start_msg{k + 1, int32_t(kind), size, chunk_bytes, 0, 0, input, Tensor{}})
           .receive([&](tensor_msg& reply) { result = std::move(reply.tensor); },
                    [&](caf::error& e) { failure = sys.render(e); });
       if (!failure.empty())

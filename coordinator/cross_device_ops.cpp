@@ -176,7 +176,11 @@ Mirrored AllReduceCrossDeviceOps::all_reduce_one(ReduceOp op, const DistributedV
   spec.chunk_bytes = options_.chunk_bytes;
   spec.instance = next_instance_++;
   spec.reduce = host_accumulate;
+  spec.reduce_into = host_add_into;
   spec.tensor_index = index;
+  // One process: the ring ranks write one shared result and skip the all-gather copies.
+  if (kind_ == CrossDeviceOpKind::collective_all_reduce && n > 1)
+    spec.shared_output = Tensor(spec.dtype, Shape{spec.count});
   std::vector<std::unique_ptr<CollectiveAlgorithm>> peers;
   std::vector<Tensor> flat;
   for (int r = 0; r < n; ++r) {
@@ -187,8 +191,12 @@ Mirrored AllReduceCrossDeviceOps::all_reduce_one(ReduceOp op, const DistributedV
   auto results = run_locally(peers, flat);
   std::vector<Tensor> reduced;
   for (auto& t : results) {
-    // Results may share buffers with peers' messages: never write to them in place.
-    Tensor mine = op == ReduceOp::mean ? divided(ops_, t, n) : t;
+    // Results may share buffers with peers' messages: never write to them in place. Ranks
+    // that share one result share its mean too.
+    Tensor mine = t;
+    if (op == ReduceOp::mean)
+      mine = !reduced.empty() && t.raw_data() == results[0].raw_data() ? reduced[0]
+                                                                       : divided(ops_, t, n);
     reduced.push_back(mine.reshape(parts[0].shape()));
   }
   return Mirrored(std::move(reduced), value.devices());
@@ -201,6 +209,7 @@ std::unique_ptr<CrossDeviceOps> make_cross_device_ops(CrossDeviceOpKind kind,
     case CrossDeviceOpKind::reduction_to_one_device:
       return std::make_unique<ReductionToOneDevice>(std::move(kernels));
     case CrossDeviceOpKind::nccl_all_reduce:
+      return make_nccl_all_reduce(std::move(kernels), options);
     case CrossDeviceOpKind::hierarchical_copy:
     case CrossDeviceOpKind::collective_all_reduce:
       return std::make_unique<AllReduceCrossDeviceOps>(std::move(kernels), kind, options);
@@ -209,4 +218,3 @@ std::unique_ptr<CrossDeviceOps> make_cross_device_ops(CrossDeviceOpKind kind,
 }
 
 }  // namespace troupe
-      return make_nccl_all_reduce(std::move(kernels), options);

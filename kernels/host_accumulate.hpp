@@ -11,4 +11,8 @@ namespace troupe {
 /// dst[i] += src[i] for i < count elements of `dtype` (host memory; vectorised loop).
 void host_accumulate(void* dst, const void* src, DType dtype, int64_t count);
 
+/// dst[i] = a[i] + b[i] (the collectives' ReduceIntoFn): one pass, no copy first. dst may be
+/// exactly a or exactly b, then it is an accumulate.
+void host_add_into(void* dst, const void* a, const void* b, DType dtype, int64_t count);
+
 }  // namespace troupe

@@ -43,12 +43,14 @@ struct collective_start_msg {
   int32_t root = 0;
   int64_t tensor_index = 0;
   Tensor input;
+  /// Optional: the result buffer all ranks of this process share (CollectiveSpec::shared_output).
+  Tensor shared_output;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, collective_start_msg& x) {
   return f(caf::meta::type_name("collective_start_msg"), x.instance, x.kind, x.group_size,
-           x.chunk_bytes, x.root, x.tensor_index, x.input);
+           x.chunk_bytes, x.root, x.tensor_index, x.input, x.shared_output);
 }
 
 /// Launcher -> peer: the group, peers[r] being rank r's peer actor (possibly remote).

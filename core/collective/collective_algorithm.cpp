@@ -16,6 +16,11 @@ CollectiveAlgorithm::CollectiveAlgorithm(std::string name, const CollectiveSpec&
   if (spec.count < 0)
     throw invalid_argument(who + "negative element count " + std::to_string(spec.count));
   if (spec.reduce == nullptr) throw invalid_argument(who + "no reduce function given");
+  if (spec.shared_output.defined() &&
+      (spec.shared_output.dtype() != spec.dtype || spec.shared_output.num_elements() != spec.count))
+    throw invalid_argument(who + "shared output " + spec.shared_output.description() +
+                           " does not hold " + std::to_string(spec.count) + " " +
+                           std::string(dtype_name(spec.dtype)) + " elements");
   chunk_elems_ = chunk_elements(spec.chunk_bytes, spec.dtype);
 }
 
@@ -111,6 +116,23 @@ void CollectiveAlgorithm::copy_into(Tensor& flat, ElementRange range, const Tens
 void CollectiveAlgorithm::reduce_into(Tensor& flat, ElementRange range, const Tensor& src) const {
   char* dst = static_cast<char*>(flat.raw_data()) + size_t(range.begin) * dtype_size(flat.dtype());
   if (range.count) spec_.reduce(dst, src.raw_data(), spec_.dtype, range.count);
+}
+
+void CollectiveAlgorithm::add_into(Tensor& dst, ElementRange range, const Tensor& a,
+                                   const Tensor& b) const {
+  if (!range.count) return;
+  const size_t elem = dtype_size(dst.dtype());
+  char* d = static_cast<char*>(dst.raw_data()) + size_t(range.begin) * elem;
+  const char* x = static_cast<const char*>(a.raw_data()) + size_t(range.begin) * elem;
+  const void* y = b.raw_data();
+  if (spec_.reduce_into) {
+    spec_.reduce_into(d, x, y, spec_.dtype, range.count);
+  } else if (d == y) {
+    spec_.reduce(d, x, spec_.dtype, range.count);  // addition commutes: d = b + a
+  } else {
+    if (d != x) std::memcpy(d, x, size_t(range.count) * elem);
+    spec_.reduce(d, y, spec_.dtype, range.count);
+  }
 }
 
 }  // namespace troupe

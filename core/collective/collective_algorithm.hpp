@@ -30,6 +30,8 @@ namespace troupe {
 
 /// dst[i] += src[i] for i < count, elements of `dtype`; supplied by the kernel layer (or a test).
 using ReduceFn = void (*)(void* dst, const void* src, DType dtype, int64_t count);
+/// dst[i] = a[i] + b[i]; dst may be exactly a or exactly b (never a partial overlap).
+using ReduceIntoFn = void (*)(void* dst, const void* a, const void* b, DType dtype, int64_t count);
 
 /// Everything an algorithm instance needs to know about its collective.
 struct CollectiveSpec {
@@ -40,8 +42,16 @@ struct CollectiveSpec {
   int64_t chunk_bytes = 1 << 20;  ///< largest payload per message (pipelining granularity)
   int64_t instance = 0;           ///< collective id carried by, and checked on, every message
   ReduceFn reduce = nullptr;      ///< elementwise accumulate
-  int root = 0;                   ///< ReduceToOne only: the reduce_to_device index
-  int64_t tensor_index = 0;       ///< HierarchicalCopy only: pack index i; rotates the roots
+  /// Optional three-operand add: the ring reduces into a fresh buffer with it in one pass
+  /// instead of copying its input first. Without it the ring composes copy + `reduce`.
+  ReduceIntoFn reduce_into = nullptr;
+  /// Optional result buffer (1-D, `count` elements of `dtype`) that every rank of one process
+  /// is given, the same one: ring ranks then write their reduced segments straight into it and
+  /// the all-gather moves no bytes (each all-gather copy would have source == destination).
+  /// Across processes each rank gets its own, or none (the ring allocates one).
+  Tensor shared_output;
+  int root = 0;              ///< ReduceToOne only: the reduce_to_device index
+  int64_t tensor_index = 0;  ///< HierarchicalCopy only: pack index i; rotates the roots
 };
 
 /// Base of the collective state machines: the checks common to all, the early-message buffer
@@ -92,6 +102,8 @@ class CollectiveAlgorithm {
   /// dst[range] = src (a payload); dst[range] += src with spec_.reduce.
   static void copy_into(Tensor& flat, ElementRange range, const Tensor& src);
   void reduce_into(Tensor& flat, ElementRange range, const Tensor& src) const;
+  /// dst[range] = a[range] + b (b a payload of range.count elements, possibly dst[range] itself).
+  void add_into(Tensor& dst, ElementRange range, const Tensor& a, const Tensor& b) const;
 
   CollectiveSpec spec_;
   Tensor result_;  ///< flat 1-D result buffer; subclasses fill it

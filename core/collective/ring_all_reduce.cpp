@@ -38,14 +38,20 @@ void RingAllReduce::check_identity(const CollectiveMessage& m) const {
 }
 
 std::vector<CollectiveMessage> RingAllReduce::begin(const Tensor& flat_input) {
-  // The ring accumulates in place, so it works on a private copy of the input.
-  result_ = flat_input.clone();
   std::vector<CollectiveMessage> out;
-  if (last_step_ < 0) return out;  // a group of one: the input is the sum
+  if (last_step_ < 0) {  // a group of one: the input is the sum
+    result_ = flat_input;
+    return out;
+  }
+  // The input is only read: step 0 sends views of it, and every reduction writes
+  // input + partial sum into the result buffer in one pass. Each segment of the result is
+  // written once by a reduction or an all-gather copy, so the buffer needs no initialisation.
+  input_ = flat_input;
+  result_ =
+      spec_.shared_output.defined() ? spec_.shared_output : Tensor(spec_.dtype, Shape{spec_.count});
   const auto& own = chunks_[spec_.rank];
   for (size_t c = 0; c < own.size(); ++c)
-    out.push_back(
-        make_message(right_, CollectivePhase::reduce_scatter, 0, int(c), own[c], result_));
+    out.push_back(make_message(right_, CollectivePhase::reduce_scatter, 0, int(c), own[c], input_));
   return out;
 }
 
@@ -54,7 +60,9 @@ std::vector<CollectiveMessage> RingAllReduce::receive(const CollectiveMessage& m
   ElementRange range{m.offset, m.count};
   std::vector<CollectiveMessage> out;
   if (m.phase == CollectivePhase::reduce_scatter) {
-    reduce_into(result_, range, m.payload);
+    // With a shared output, a step > 0 payload is this very range of result_ (the left
+    // neighbour's partial sum): add_into then accumulates in place.
+    add_into(result_, range, input_, m.payload);
     reduced_[m.step][m.chunk] = true;
     // Forward the grown partial sum; after the last step it is final and starts the all-gather.
     if (m.step < last_step_)
@@ -63,6 +71,7 @@ std::vector<CollectiveMessage> RingAllReduce::receive(const CollectiveMessage& m
       out.push_back(make_message(right_, CollectivePhase::all_gather, 0, m.chunk, range, result_));
     return out;
   }
+  // With a shared output the payload is already in place and copy_into moves nothing.
   // all_gather step k overwrites a segment this rank forwarded at reduce_scatter step k, which
   // it could only do after reducing reduce_scatter step k-1; overwriting earlier would destroy
   // a partial sum still to be sent.

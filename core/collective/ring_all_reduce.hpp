@@ -35,6 +35,7 @@ class RingAllReduce : public CollectiveAlgorithm {
   int incoming_segment(CollectivePhase phase, int step) const;
 
   int left_, right_, last_step_;
+  Tensor input_;  ///< flat view of this rank's input; read, never written
   std::vector<std::vector<ElementRange>> chunks_;  ///< per segment
   std::vector<std::vector<bool>> reduced_;         ///< [step][chunk]: reduce_scatter processed
   int64_t expected_ = 0, received_ = 0;            ///< messages this rank must process

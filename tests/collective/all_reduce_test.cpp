@@ -17,6 +17,8 @@ using testing::closed_form_tensor;
 using testing::element;
 using testing::make_peers;
 
+double closed_form_input_value(int rank, int64_t i) { return testing::closed_form_input(rank, i); }
+
 using Case = std::tuple<CrossDeviceOpKind, int, int64_t, DType>;
 
 std::string kind_label(CrossDeviceOpKind kind) {
@@ -174,11 +176,15 @@ TEST(AllReduce, DriverRejectsInputCountMismatch) {
 
 TEST(AllReduce, RingFirstMessagesAreViewsNotCopies) {
   auto peers = make_peers(CrossDeviceOpKind::collective_all_reduce, 2, DType::float32, 8, 16);
-  auto out = peers[0]->start(closed_form_tensor(DType::float32, 0, 8));
+  Tensor input0 = closed_form_tensor(DType::float32, 0, 8);
+  auto out = peers[0]->start(input0);
   ASSERT_EQ(out.size(), 1u);  // segment 0 = 4 elements = one 16-byte chunk
+  // The ring only reads its input: step 0 sends a view of it, no private copy first.
+  EXPECT_TRUE(out[0].payload.shares_buffer_with(input0));
   auto out2 = peers[0]->on_message(peers[1]->start(closed_form_tensor(DType::float32, 1, 8))[0]);
   ASSERT_EQ(out2.size(), 1u);
-  EXPECT_TRUE(out2[0].payload.shares_buffer_with(out[0].payload));
+  EXPECT_FALSE(out2[0].payload.shares_buffer_with(input0));
+  EXPECT_EQ(element(input0, 4), closed_form_input_value(0, 4));
 }
 
 }  // namespace

@@ -160,5 +160,18 @@ TEST(HostAccumulate, AddsSourceIntoDestinationForEveryDtype) {
   EXPECT_EQ(df[0], 1.0f);
 }
 
+TEST(HostAddInto, WritesTheSumAndToleratesDestinationEqualToEitherOperand) {
+  std::vector<float> a = {1, 2, 3}, b = {10, 20, 30}, dst(3, -1);
+  host_add_into(dst.data(), a.data(), b.data(), DType::float32, 3);
+  EXPECT_EQ(dst, (std::vector<float>{11, 22, 33}));
+  host_add_into(b.data(), a.data(), b.data(), DType::float32, 3);  // dst == b
+  EXPECT_EQ(b, (std::vector<float>{11, 22, 33}));
+  host_add_into(a.data(), a.data(), dst.data(), DType::float32, 3);  // dst == a
+  EXPECT_EQ(a, (std::vector<float>{12, 24, 36}));
+  std::vector<int64_t> x = {5}, y = {-7}, z = {0};
+  host_add_into(z.data(), x.data(), y.data(), DType::int64, 1);
+  EXPECT_EQ(z[0], -2);
+}
+
 }  // namespace
 }  // namespace troupe
