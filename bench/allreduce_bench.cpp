@@ -40,9 +40,9 @@ CrossDeviceOpKind kind_of(const std::string& algo) {
 /// Microseconds per all-reduce of `bytes` over the replicas of `strategy`.
 double time_in_process(Strategy& strategy, size_t bytes) {
   const int64_t count = int64_t(bytes / 4);
-  // Enough iterations for ~0.3 s, at least 3; the first run() warms up buffers and threads.
+  // Enough iterations for ~0.3 s, at least 8 (a handful of 64 MiB rounds swung 3x run to run).
   int iterations = int(std::max<size_t>(
-      3, std::min<size_t>(20000, (size_t(300) << 20) / std::max<size_t>(bytes, 1) / 4)));
+      8, std::min<size_t>(20000, (size_t(300) << 20) / std::max<size_t>(bytes, 1) / 4)));
   auto step = [&](int iters) {
     return [count, iters](ReplicaContext& c, const std::vector<Tensor>&) {
       Tensor t = Tensor::filled<float>({count}, float(c.replica_id_in_sync_group() + 1));
@@ -57,7 +57,10 @@ double time_in_process(Strategy& strategy, size_t bytes) {
     return std::make_pair(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), out);
   };
-  timed(1);  // warm-up: threads, pooled buffers
+  // Warm-up: threads, and as many pooled buffers as a loop keeps alive at once (the previous
+  // result, the new one, the inputs); a buffer faulted in inside the timed runs costs ~16k
+  // page faults per 64 MiB and made single runs of this benchmark bimodal.
+  timed(3);
   // The difference of two runs cancels what is not the all-reduce (run(), the input fill).
   double one = timed(1).first;
   auto [many, out] = timed(iterations + 1);
