@@ -78,6 +78,13 @@ caf::behavior barrier(barrier_actor* self, std::shared_ptr<ReplicaGroupShared> s
       },
       [=](const replica_done_msg& m) {
         auto& st = self->state;
+        // Replicas waiting for this one in a shared-memory collective must not wait in vain:
+        // once it failed, or finished the step, it joins no further collective of the step
+        // (every one it joined has completed, since a rank leaves only after all arrived).
+        st.shared->abort_collectives(
+            m.step, m.failed ? "replica " + std::to_string(m.replica) + " failed: " + m.what
+                             : "replica " + std::to_string(m.replica) + " already finished step " +
+                                   std::to_string(m.step) + " and will not join");
         apply(st, m.failed ? st.logic->failed(m.replica, m.step, m.what)
                            : st.logic->finished(m.replica, m.step, m.merge_calls));
       },

@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include "core/collective/algorithm_choice.hpp"
+#include "kernels/host_accumulate.hpp"
 #include "messages/collective_messages.hpp"
 #include "messages/replica_messages.hpp"
 #include "messages/tensor_msg.hpp"
@@ -38,16 +39,30 @@ class BarrierPort final : public MergePort {
     return std::move(outcome->values);
   }
 
-  Tensor collective(int kind, int64_t chunk_bytes, int64_t tensor_index,
-                    const Tensor& input) override {
+  Tensor collective(const CollectiveCall& call, const Tensor& input) override {
     // Same (step, sequence) on every replica: the collectives of a step are issued in the same
     // order everywhere (spec §5.4), so this is the shared instance key.
     int64_t instance = int64_t(step_ << 20) + collectives_++;
+    auto failed = [&](const std::string& why) {
+      return aborted("replica " + std::to_string(replica_) + ": collective " +
+                     std::to_string(instance) + " at step " + std::to_string(step_) +
+                     " failed: " + why);
+    };
+    if (call.shared_memory) {
+      try {
+        return shared_.rendezvous(step_, instance)
+            ->run(replica_, input, {host_accumulate, host_add_into, call.mean},
+                  shared_.merge_timeout);
+      } catch (const Error& e) {
+        throw failed(e.what());
+      }
+    }
     collective_start_msg start{
-        instance, kind, int32_t(shared_.size()), chunk_bytes, 0, tensor_index, input, Tensor{}};
+        instance, call.kind, int32_t(shared_.size()), call.chunk_bytes, 0, call.tensor_index,
+        input,    Tensor{}};
     // The ring's ranks share this group's memory: one result buffer for all of them means
     // no all-gather copies (CollectiveSpec::shared_output).
-    if (kind == int(CrossDeviceOpKind::collective_all_reduce))
+    if (call.kind == int(CrossDeviceOpKind::collective_all_reduce))
       start.shared_output =
           shared_.collective_output(step_, instance, input.dtype(), input.num_elements());
     Tensor result;
@@ -55,10 +70,7 @@ class BarrierPort final : public MergePort {
     self_->request(peer_, shared_.merge_timeout, std::move(start))
         .receive([&](tensor_msg& reply) { result = std::move(reply.tensor); },
                  [&](caf::error& e) { failure = self_->system().render(e); });
-    if (!failure.empty())
-      throw aborted("replica " + std::to_string(replica_) + ": collective " +
-                    std::to_string(instance) + " at step " + std::to_string(step_) +
-                    " failed: " + failure);
+    if (!failure.empty()) throw failed(failure);
     return result;
   }
 

@@ -43,4 +43,29 @@ Tensor ReplicaGroupShared::collective_output(uint64_t step, int64_t instance, DT
   return buffer;
 }
 
+std::shared_ptr<SharedMemoryAllReduce> ReplicaGroupShared::rendezvous(uint64_t step,
+                                                                      int64_t instance) {
+  std::lock_guard<std::mutex> lock(rendezvous_mutex_);
+  for (auto it = rendezvous_.begin(); it != rendezvous_.end();)
+    it = it->second.step < step ? rendezvous_.erase(it) : std::next(it);
+  auto& entry = rendezvous_[instance];
+  if (!entry.group) {
+    entry.step = step;
+    entry.group = std::make_shared<SharedMemoryAllReduce>(
+        size(), "collective " + std::to_string(instance) + " at step " + std::to_string(step));
+    if (aborted_step_ == step) entry.group->abort(aborted_why_);
+  }
+  auto group = entry.group;
+  if (++entry.claims == size()) rendezvous_.erase(instance);
+  return group;
+}
+
+void ReplicaGroupShared::abort_collectives(uint64_t step, const std::string& why) {
+  std::lock_guard<std::mutex> lock(rendezvous_mutex_);
+  aborted_step_ = step;
+  aborted_why_ = why;
+  for (auto& [instance, entry] : rendezvous_)
+    if (entry.step == step) entry.group->abort(why);
+}
+
 }  // namespace troupe

@@ -11,9 +11,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/collective/shared_memory_all_reduce.hpp"
 #include "core/handoff.hpp"
 #include "core/status.hpp"
 #include "core/tensor.hpp"
@@ -31,6 +33,15 @@ struct MergeOutcome {
   Status status;
 };
 
+/// One collective as a replica asks its port for it.
+struct CollectiveCall {
+  int kind = 0;                   ///< a CrossDeviceOpKind
+  int64_t chunk_bytes = 1 << 20;  ///< ring pipelining granularity (peer actors)
+  int64_t tensor_index = 0;       ///< pack index (hierarchical roots rotate with it)
+  bool shared_memory = false;     ///< in-process group: meet in shared memory, not via peers
+  bool mean = false;              ///< shared memory only: divide by the group size
+};
+
 /// The replica side of merge_call: implemented by the replica actor, used by ReplicaContext.
 class MergePort {
  public:
@@ -38,11 +49,10 @@ class MergePort {
   /// Blocks until every replica has arrived at the same (step, call, tag) and the merge ran.
   virtual std::vector<Tensor> merge(const std::string& tag, std::vector<Tensor> args,
                                     MergeRunner runner) = 0;
-  /// Runs one collective of kind `kind` (a CrossDeviceOpKind) with the other replicas through
-  /// this replica's collective peer actor; every replica must call collectives in the same
-  /// order. Returns the (summed) result.
-  virtual Tensor collective(int kind, int64_t chunk_bytes, int64_t tensor_index,
-                            const Tensor& input) = 0;
+  /// Runs one collective with the other replicas — through shared memory, or through this
+  /// replica's collective peer actor; every replica must call collectives in the same order.
+  /// Returns the summed result (the mean when call.mean and call.shared_memory).
+  virtual Tensor collective(const CollectiveCall& call, const Tensor& input) = 0;
   /// Index of the next merge_call of this step (0-based).
   virtual uint32_t merge_calls() const = 0;
   /// Step id being run.
@@ -77,6 +87,13 @@ struct ReplicaGroupShared {
   /// some replica never claimed (it failed first) are dropped then.
   Tensor collective_output(uint64_t step, int64_t instance, DType dtype, int64_t count);
 
+  /// The meeting point of collective `instance` (of step `step`) for this group's replicas:
+  /// created by the first caller, released after size() calls; rendezvous of earlier steps that
+  /// some replica never reached are dropped. After abort_collectives(step) it comes pre-aborted.
+  std::shared_ptr<SharedMemoryAllReduce> rendezvous(uint64_t step, int64_t instance);
+  /// Aborts every shared-memory collective of `step` (a replica failed: nobody waits for it).
+  void abort_collectives(uint64_t step, const std::string& why);
+
   std::vector<Slot> slots;
   std::chrono::milliseconds merge_timeout;
 
@@ -86,8 +103,17 @@ struct ReplicaGroupShared {
     Tensor buffer;
     int claims = 0;
   };
+  struct Rendezvous {
+    uint64_t step = 0;
+    std::shared_ptr<SharedMemoryAllReduce> group;
+    int claims = 0;
+  };
   std::mutex outputs_mutex_;
   std::map<int64_t, SharedOutput> outputs_;
+  std::mutex rendezvous_mutex_;
+  std::map<int64_t, Rendezvous> rendezvous_;
+  std::optional<uint64_t> aborted_step_;  ///< under rendezvous_mutex_
+  std::string aborted_why_;
   mutable std::mutex tasks_mutex_;
   std::map<uint64_t, ReplicaTask> tasks_;
   uint64_t next_task_id_ = 1;

@@ -85,13 +85,17 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   po::options_description options("troupe bench allreduce options");
   bool json = false;
   int replicas = 2, processes = 0;
-  std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB";
+  std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB",
+              transport = "shared_memory";
   options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")(
       "replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")(
       "processes", po::value(&processes)->default_value(0),
       "run across this many processes (one replica each) over the middleman instead")(
-      "sizes", po::value(&sizes_text)->default_value(sizes_text), "comma-separated byte sizes");
+      "sizes", po::value(&sizes_text)->default_value(sizes_text), "comma-separated byte sizes")(
+      "transport", po::value(&transport)->default_value(transport),
+      "ring in one process: shared_memory (replicas meet in memory) or actors (collective peer "
+      "actors at every size, as between processes)");
   po::variables_map vm;
   if (!parse_command_line(
           "troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]", args,
@@ -100,6 +104,9 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   const auto kind = kind_of(algo);
   if (replicas < 1) throw po::error("--replicas must be >= 1");
   if (processes == 1 || processes < 0) throw po::error("--processes must be 0 or >= 2");
+  if (transport != "shared_memory" && transport != "actors")
+    throw po::error("--transport must be shared_memory or actors, got '" + transport + "'");
+  if (processes) transport = "actors";
   std::vector<size_t> sizes;
   std::stringstream list(sizes_text);
   for (std::string item; std::getline(list, item, ',');)
@@ -134,6 +141,10 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
     for (int i = 0; i < replicas; ++i) devices.push_back("CPU:" + std::to_string(i));
     MirroredOptions mo;
     mo.cross_device_ops = kind;
+    if (transport == "actors") {
+      mo.all_reduce.shared_memory = false;
+      mo.all_reduce.peer_threshold_bytes = 0;
+    }
     MirroredStrategy strategy(runtime.system(), devices, mo);
     for (size_t bytes : sizes)
       rows.push_back({algo, replicas, bytes, time_in_process(strategy, bytes)});
@@ -148,15 +159,17 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       auto& r = rows[i];
       double algbw = double(r.bytes) / (r.time_us * 1e-6) / 1e9;
       std::printf(
-          "%s{\"algo\":\"%s\",\"replicas\":%d,\"bytes\":%zu,\"time_us\":%.3f,"
-          "\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f}",
-          i ? "," : "", r.algo.c_str(), r.replicas, r.bytes, r.time_us, algbw, algbw * bus_factor);
+          "%s{\"algo\":\"%s\",\"transport\":\"%s\",\"replicas\":%d,\"bytes\":%zu,"
+          "\"time_us\":%.3f,\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f}",
+          i ? "," : "", r.algo.c_str(), transport.c_str(), r.replicas, r.bytes, r.time_us, algbw,
+          algbw * bus_factor);
     }
     std::printf("]}\n");
     return 0;
   }
-  std::printf("# all-reduce %s, %d %s; memcpy %.2f GB/s", algo.c_str(), group,
-              processes ? "processes (middleman)" : "replicas (in process)", memcpy_gbps);
+  std::printf("# all-reduce %s, %d %s, transport %s; memcpy %.2f GB/s", algo.c_str(), group,
+              processes ? "processes (middleman)" : "replicas (in process)", transport.c_str(),
+              memcpy_gbps);
   if (processes) std::printf(", raw TCP %.2f GB/s", tcp_gbps);
   std::printf("\n%12s %12s %8s %12s %10s %10s\n", "bytes", "count", "dtype", "time_us",
               "algbw_GB/s", "busbw_GB/s");

@@ -83,6 +83,10 @@ struct AllReduceOptions {
   /// ReplicaContext::all_reduce of at least this many bytes runs on the replicas' collective
   /// peer actors in parallel; smaller ones go through merge_call (one hop, lower latency).
   int64_t peer_threshold_bytes = 256 << 10;
+  /// Ring only: replicas of one process meet in shared memory (two barriers, each sums its
+  /// segment into one shared result) for every size; false runs the ring over the collective
+  /// peer actors as between processes.
+  bool shared_memory = true;
 };
 
 /// An all-reduce over the value's own devices with a core/collective algorithm (ring for

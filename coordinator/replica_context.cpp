@@ -76,17 +76,24 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
   auto* machine = dynamic_cast<AllReduceCrossDeviceOps*>(&strategy_.extended().cross_device_ops());
   int64_t bytes = 0;
   for (auto& v : values) bytes += int64_t(v.byte_size());
+  bool on_host = true;
+  for (auto& v : values) on_host = on_host && v.memory() == MemoryKind::host;
+  const bool shared_memory = machine && on_host && machine->options().shared_memory &&
+                             machine->kind() == CrossDeviceOpKind::collective_all_reduce;
   if (machine && machine->kind() != CrossDeviceOpKind::nccl_all_reduce &&
-      num_replicas_in_sync() > 1 && bytes >= machine->options().peer_threshold_bytes) {
-    // Large: every replica drives its own peer actor; the reductions run in parallel.
+      num_replicas_in_sync() > 1 &&
+      (shared_memory || bytes >= machine->options().peer_threshold_bytes)) {
+    // Every replica does its share of the reduction on its own thread: in shared memory (ring,
+    // any size), or by driving its own peer actor (large ones); the reductions run in parallel.
     TensorFusion fusion(machine->kind(), machine->options(), values);
     Ops ops(*strategy_.kernels());
     std::vector<Tensor> reduced;
     for (size_t p = 0; p < fusion.packs().size(); ++p) {
       const Tensor& pack = fusion.packs()[p];
-      Tensor sum =
-          port_.collective(int(machine->kind()), machine->options().chunk_bytes, int64_t(p), pack);
-      if (op == ReduceOp::mean) sum = divided(ops, sum, num_replicas_in_sync());
+      CollectiveCall call{int(machine->kind()), machine->options().chunk_bytes, int64_t(p),
+                          shared_memory, shared_memory && op == ReduceOp::mean};
+      Tensor sum = port_.collective(call, pack);
+      if (op == ReduceOp::mean && !shared_memory) sum = divided(ops, sum, num_replicas_in_sync());
       reduced.push_back(sum.reshape(pack.shape()));
     }
     return fusion.unpack(reduced);

@@ -62,6 +62,21 @@ TEST(Cli, BenchHelpListsWire) {
   EXPECT_TRUE(contains(p.out(), "wire")) << p.out();
 }
 
+TEST(Cli, UnknownAllReduceTransportExits2NamingIt) {
+  ChildProcess p({"bench", "allreduce", "--transport", "pigeons"});
+  EXPECT_EQ(p.wait(60s), 2);
+  EXPECT_TRUE(contains(p.err(), "--transport must be shared_memory or actors, got 'pigeons'"))
+      << p.err();
+}
+
+TEST(Cli, AllReduceBenchJsonNamesItsTransportAndChecksItsResult) {
+  ChildProcess p({"bench", "allreduce", "--replicas", "2", "--sizes", "4KiB", "--transport",
+                  "actors", "--json"});
+  EXPECT_EQ(p.wait(120s), 0) << p.err();
+  EXPECT_TRUE(contains(p.out(), "\"transport\":\"actors\",\"replicas\":2,\"bytes\":4096"))
+      << p.out();
+}
+
 TEST(Cli, UnknownEchoPathExits2NamingIt) {
   ChildProcess p({"echo", "--port", "1", "--path", "carrier-pigeon"}, {"TROUPE_SECRET=x"});
   EXPECT_EQ(p.wait(60s), 2);

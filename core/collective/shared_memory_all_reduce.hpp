@@ -1,0 +1,68 @@
+#pragma once
+// One all-reduce among threads of one process that meet in shared memory. Every rank publishes
+// a view of its input; once all have arrived, rank r sums segment r of every input straight
+// into one result buffer; the round closes when every segment is done and each rank returns
+// that same buffer. No messages and no scheduler hops: the replicas of an in-process group run
+// on their own threads, so the cheapest path between them is two barriers (NCCL's shared-memory
+// transport plays the same role inside a node). Between processes the ring over collective peer
+// actors remains the transport.
+//
+// One object serves one collective (it is not reused). Waiting spins briefly, then sleeps.
+// A rank that never arrives, or never finishes, ends the round for everyone with an error that
+// names it; abort() ends it with the caller's reason (a replica failed elsewhere).
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/collective/collective_algorithm.hpp"
+#include "core/tensor.hpp"
+
+namespace troupe {
+
+/// The reduction functions (from the kernel layer) and what to do with the sum.
+struct SharedMemoryReduce {
+  ReduceFn reduce = nullptr;           ///< dst += src
+  ReduceIntoFn reduce_into = nullptr;  ///< dst = a + b (dst may alias a or b exactly)
+  bool mean = false;                   ///< divide the sum by the number of ranks
+};
+
+class SharedMemoryAllReduce {
+ public:
+  /// `label` names the collective in errors ("collective 3 at step 7").
+  SharedMemoryAllReduce(int ranks, std::string label);
+
+  /// Rank `rank`'s part. Returns the shared result, shaped like `input`; every rank gets the
+  /// same buffer (read it, never write it in place). Throws deadline_exceeded naming the ranks
+  /// that did not arrive (or finish) within `timeout`, invalid_argument when ranks disagree on
+  /// dtype or element count, aborted after abort().
+  Tensor run(int rank, const Tensor& input, const SharedMemoryReduce& how,
+             std::chrono::nanoseconds timeout);
+
+  /// Ends the round for every waiting and future caller with `why`.
+  void abort(const std::string& why);
+
+ private:
+  /// Waits until `counter` reaches ranks_ or the round failed; throws on failure or timeout.
+  void await_all(const std::atomic<int>& counter, const char* stage,
+                 std::chrono::steady_clock::time_point deadline);
+  /// Records the first failure and wakes everyone; call with mutex_ held.
+  void fail_locked(const std::string& why);
+  void sum_segment(int rank, const SharedMemoryReduce& how);
+
+  const int ranks_;
+  const std::string label_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<Tensor> inputs_;  ///< flat views; written under mutex_ before arrival completes
+  std::vector<bool> finished_rank_;
+  Tensor output_;  ///< set by the first arrival, then only read
+  std::atomic<int> arrived_{0}, finished_{0};
+  std::atomic<bool> failed_{false};
+  std::string error_;  ///< under mutex_
+};
+
+}  // namespace troupe

@@ -1,0 +1,75 @@
+// The ring's in-process transport: replicas meet in shared memory
+// (AllReduceOptions::shared_memory). A replica that throws, or finishes its step without joining,
+// ends the others' wait with an error that names it, long before the merge timeout; the actor-peer
+// path gives the same sums.
+
+#include <gtest/gtest.h>
+
+#include "fixture.hpp"
+
+namespace troupe {
+namespace {
+
+using testing::expect_error;
+using testing::value_of;
+using testing::vec;
+
+class SharedMemoryCollective : public testing::StrategyTest {};
+
+TEST_F(SharedMemoryCollective, AThrowingReplicaEndsTheOthersWaitWithItsError) {
+  MirroredStrategy s(
+      runtime.system(), cpus(3),
+      with_timeouts(std::chrono::seconds(60), CrossDeviceOpKind::collective_all_reduce));
+  expect_error(
+      [&] {
+        s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+          if (c.replica_id_in_sync_group() == 2) throw invalid_argument("replica two broke");
+          return std::vector<Tensor>{c.all_reduce(ReduceOp::sum, vec({1, 2}))};
+        });
+      },
+      {"replica two broke"});
+  // The group is usable again afterwards.
+  auto ok = s.run_one([](ReplicaContext& c, const std::vector<Tensor>&) {
+    return c.all_reduce(ReduceOp::sum, vec({1, 2}));
+  });
+  EXPECT_EQ(ok.at(2).data<float>()[1], 6.0f);
+}
+
+TEST_F(SharedMemoryCollective, AReplicaThatFinishesWithoutJoiningIsNamed) {
+  MirroredStrategy s(
+      runtime.system(), cpus(2),
+      with_timeouts(std::chrono::seconds(60), CrossDeviceOpKind::collective_all_reduce));
+  expect_error(
+      [&] {
+        s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+          Tensor t = c.all_reduce(ReduceOp::sum, vec({1}));
+          if (c.replica_id_in_sync_group() == 1) t = c.all_reduce(ReduceOp::sum, t);
+          return std::vector<Tensor>{t};
+        });
+      },
+      {"replica 0 already finished step", "will not join"});
+}
+
+TEST_F(SharedMemoryCollective, ActorPeersAndSharedMemoryGiveTheSameSumAndMean) {
+  for (bool shared_memory : {true, false}) {
+    MirroredOptions o =
+        with_timeouts(std::chrono::seconds(60), CrossDeviceOpKind::collective_all_reduce);
+    o.all_reduce.shared_memory = shared_memory;
+    o.all_reduce.peer_threshold_bytes = 0;  // every size through the peers when not shared
+    o.all_reduce.chunk_bytes = 64;
+    MirroredStrategy s(runtime.system(), cpus(3), o);
+    auto out = s.run([](ReplicaContext& c, const std::vector<Tensor>&) {
+      float r = float(c.replica_id_in_sync_group());
+      Tensor mine = Tensor::filled<float>({1001}, r + 1);
+      return std::vector<Tensor>{c.all_reduce(ReduceOp::sum, mine),
+                                 c.all_reduce(ReduceOp::mean, mine)};
+    });
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(out[0].at(size_t(r)).data<float>()[1000], 6.0f) << shared_memory;
+      EXPECT_FLOAT_EQ(out[1].at(size_t(r)).data<float>()[0], 2.0f) << shared_memory;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace troupe
