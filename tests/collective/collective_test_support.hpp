@@ -23,6 +23,15 @@ inline void add_loop(void* dst, const void* src, DType dtype, int64_t count) {
   });
 }
 
+/// dst[i] = a[i] + b[i] with no __restrict assumptions (dst may be a or b): a ReduceIntoFn.
+inline void add_into_loop(void* dst, const void* a, const void* b, DType dtype, int64_t count) {
+  dispatch_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<T*>(dst)[i] = static_cast<const T*>(a)[i] + static_cast<const T*>(b)[i];
+  });
+}
+
 /// Rank r's element i: (r + 1) + (i % 1013); integers small enough to be exact in float32.
 inline double closed_form_input(int rank, int64_t i) { return double(rank + 1) + double(i % 1013); }
 /// Sum over n ranks of closed_form_input: n(n+1)/2 + n * (i % 1013).

@@ -12,19 +12,11 @@
 namespace troupe {
 namespace {
 
+using testing::add_into_loop;
 using testing::closed_form_input;
 using testing::closed_form_sum;
 using testing::closed_form_tensor;
 using testing::element;
-
-/// dst = a + b with no __restrict assumptions (dst may be a or b).
-void add_into_loop(void* dst, const void* a, const void* b, DType dtype, int64_t count) {
-  dispatch_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    for (int64_t i = 0; i < count; ++i)
-      static_cast<T*>(dst)[i] = static_cast<const T*>(a)[i] + static_cast<const T*>(b)[i];
-  });
-}
 
 struct RingRun {
   std::vector<Tensor> inputs, results;

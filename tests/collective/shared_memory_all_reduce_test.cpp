@@ -14,18 +14,11 @@ namespace troupe {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::add_into_loop;
 using testing::closed_form_input;
 using testing::closed_form_sum;
 using testing::closed_form_tensor;
 using testing::element;
-
-void add_into_loop(void* dst, const void* a, const void* b, DType dtype, int64_t count) {
-  dispatch_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    for (int64_t i = 0; i < count; ++i)
-      static_cast<T*>(dst)[i] = static_cast<const T*>(a)[i] + static_cast<const T*>(b)[i];
-  });
-}
 
 /// Runs every rank on its own thread; rank r starts after r * stagger.
 std::vector<Tensor> run_group(SharedMemoryAllReduce& group, const std::vector<Tensor>& inputs,
