@@ -98,6 +98,14 @@ Mirrored ReductionToOneDevice::reduce_implementation(ReduceOp op, const Distribu
 
 // ---- AllReduceCrossDeviceOps -------------------------------------------------------------------
 
+namespace {
+bool on_host(const DistributedValues& value) {
+  for (auto& t : value.values())
+    if (t.memory() != MemoryKind::host) return false;
+  return true;
+}
+}  // namespace
+
 AllReduceCrossDeviceOps::AllReduceCrossDeviceOps(std::shared_ptr<const KernelRegistry> kernels,
                                                  CrossDeviceOpKind kind, AllReduceOptions options)
     : CrossDeviceOps(kernels), kind_(kind), options_(options), fallback_(kernels) {
@@ -136,6 +144,15 @@ std::vector<Mirrored> AllReduceCrossDeviceOps::batch_reduce_implementation(
 
 std::vector<Mirrored> AllReduceCrossDeviceOps::all_reduce(
     ReduceOp op, const std::vector<DistributedValues>& values) {
+  if (kind_ == CrossDeviceOpKind::collective_all_reduce &&
+      std::all_of(values.begin(), values.end(), on_host)) {
+    // One thread sums every value directly (all_reduce_one): packs would only add a copy in
+    // and a copy out of every gradient inside the merge.
+    std::vector<Mirrored> out;
+    for (size_t k = 0; k < values.size(); ++k)
+      out.push_back(all_reduce_one(op, values[k], int64_t(k)));
+    return out;
+  }
   const size_t n = values[0].size();
   // Fuse each replica's list into packs, all-reduce pack by pack, cut the packs back.
   std::vector<TensorFusion> fusions;
@@ -169,6 +186,14 @@ Mirrored AllReduceCrossDeviceOps::all_reduce_one(ReduceOp op, const DistributedV
   for (int i = 1; i < n; ++i)
     check_same_layout(parts[0], parts[size_t(i)],
                       "all-reduce: component " + std::to_string(i) + " differs");
+  if (kind_ == CrossDeviceOpKind::collective_all_reduce && on_host(value)) {
+    // One thread holds every rank's input: the ring's messages would only reorder the same
+    // additions (measured: 2-replica MLP training at 150-158 k examples/s through the local
+    // ring vs 210-219 k with a direct sum). Sum once into one result that every replica shares,
+    // as the shared-memory transport does across replica threads.
+    Tensor sum = simple_reduce(op, value);
+    return Mirrored(std::vector<Tensor>(size_t(n), sum), value.devices());
+  }
   CollectiveSpec spec;
   spec.group_size = n;
   spec.dtype = parts[0].dtype();
@@ -178,9 +203,6 @@ Mirrored AllReduceCrossDeviceOps::all_reduce_one(ReduceOp op, const DistributedV
   spec.reduce = host_accumulate;
   spec.reduce_into = host_add_into;
   spec.tensor_index = index;
-  // One process: the ring ranks write one shared result and skip the all-gather copies.
-  if (kind_ == CrossDeviceOpKind::collective_all_reduce && n > 1)
-    spec.shared_output = Tensor(spec.dtype, Shape{spec.count});
   std::vector<std::unique_ptr<CollectiveAlgorithm>> peers;
   std::vector<Tensor> flat;
   for (int r = 0; r < n; ++r) {
@@ -191,12 +213,8 @@ Mirrored AllReduceCrossDeviceOps::all_reduce_one(ReduceOp op, const DistributedV
   auto results = run_locally(peers, flat);
   std::vector<Tensor> reduced;
   for (auto& t : results) {
-    // Results may share buffers with peers' messages: never write to them in place. Ranks
-    // that share one result share its mean too.
-    Tensor mine = t;
-    if (op == ReduceOp::mean)
-      mine = !reduced.empty() && t.raw_data() == results[0].raw_data() ? reduced[0]
-                                                                       : divided(ops_, t, n);
+    // Results may share buffers with peers' messages: never write to them in place.
+    Tensor mine = op == ReduceOp::mean ? divided(ops_, t, n) : t;
     reduced.push_back(mine.reshape(parts[0].shape()));
   }
   return Mirrored(std::move(reduced), value.devices());
