@@ -129,8 +129,18 @@ void Optimizer::apply_to_replica(int replica, const std::vector<Gradient>& reduc
   ++iterations_.at(size_t(replica));
 }
 
+ApplyPath resolve_apply_path(ApplyPath path, Strategy& strategy) {
+  if (path != ApplyPath::automatic) return path;
+  auto* ops = dynamic_cast<const AllReduceCrossDeviceOps*>(&strategy.extended().cross_device_ops());
+  return ops && ops->kind() == CrossDeviceOpKind::collective_all_reduce &&
+                 ops->options().shared_memory
+             ? ApplyPath::all_reduce
+             : ApplyPath::merge_call;
+}
+
 void Optimizer::apply_gradients(ReplicaContext& ctx, const std::vector<Gradient>& grads,
                                 ApplyPath path) {
+  path = resolve_apply_path(path, strategy_);
   if (grads.size() != vars_.size())
     throw invalid_argument("apply_gradients: " + std::to_string(grads.size()) + " gradients for " +
                            std::to_string(vars_.size()) + " variables");

@@ -2,13 +2,15 @@
 // Optimizers over distributed variables (tf.keras.optimizers on a strategy): SGD, momentum
 // (optionally Nesterov), Adam, Adagrad. Slots are distributed variables named `<var>/<slot>`
 // ("dense/kernel/m"). apply_gradients() in replica context either
-//  - merge path (default; spec variables.md §2.6): one merge_call, batch_reduce_to(SUM) of all
+//  - merge path (spec variables.md §2.6): one merge_call, batch_reduce_to(SUM) of all
 //    gradients (fused), then extended().update() per variable; or
 //  - all_reduce path: one fused ReplicaContext::all_reduce(SUM) of every dense gradient, then
 //    each replica updates its own component — equivalent to a mirrored update because every
 //    replica applies the identical reduced gradient.
-// `troupe bench train` measured the two within the noise of each other on 2 CPU replicas, the
-// merge path ahead in 10 of 15 paired runs (docs/models.md), hence the default.
+// The default (automatic) takes the all_reduce path where the replicas meet in shared memory
+// (CollectiveAllReduce in one process: each replica sums and updates its share in parallel,
+// 2-replica MLP 215-221 k examples/s against 188-192 k through merge_call) and the merge path
+// otherwise (there the two measured within noise of each other, docs/models.md).
 // Row (sparse) gradients are concatenated across replicas (IndexedSlices all-gather) and always
 // take the merge path.
 
@@ -40,7 +42,11 @@ struct OptimizerConfig {
 OptimizerKind parse_optimizer_kind(const std::string& text);
 
 /// How apply_gradients synchronises (see the file comment).
-enum class ApplyPath { all_reduce, merge_call };
+enum class ApplyPath { all_reduce, merge_call, automatic };
+
+/// What `automatic` means on `strategy`: all_reduce when its replicas all-reduce in shared
+/// memory (CollectiveAllReduce with AllReduceOptions::shared_memory), merge_call otherwise.
+ApplyPath resolve_apply_path(ApplyPath path, Strategy& strategy);
 
 /// An optimizer bound to a list of variables (create it inside the strategy's scope).
 class Optimizer {
@@ -60,7 +66,7 @@ class Optimizer {
   /// Replica context: reduces this replica's gradients (one per variable, in order) with the
   /// other replicas' by SUM and applies them.
   void apply_gradients(ReplicaContext& ctx, const std::vector<Gradient>& grads,
-                       ApplyPath path = ApplyPath::merge_call);
+                       ApplyPath path = ApplyPath::automatic);
   /// Applies already-reduced gradients to component `replica` of every variable (what both
   /// paths end in; also usable directly in cross-replica context for one device).
   void apply_to_replica(int replica, const std::vector<Gradient>& reduced);

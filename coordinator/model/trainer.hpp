@@ -40,7 +40,7 @@ class TrainMetrics {
 class Trainer {
  public:
   Trainer(Strategy& strategy, std::shared_ptr<const Model> model, OptimizerConfig optimizer,
-          ApplyPath path = ApplyPath::merge_call);
+          ApplyPath path = ApplyPath::automatic);
 
   Strategy& strategy() { return strategy_; }
   const Model& model() const { return *model_; }

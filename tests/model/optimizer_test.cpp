@@ -125,6 +125,24 @@ INSTANTIATE_TEST_SUITE_P(BothPaths, Optimizers,
                                                                       : std::string("MergeCall");
                          });
 
+class ApplyPathChoice : public StrategyTest {};
+
+TEST_F(ApplyPathChoice, AutomaticTakesAllReduceWhereReplicasMeetInSharedMemory) {
+  MirroredStrategy ring(
+      runtime.system(), cpus(2),
+      with_timeouts(std::chrono::seconds(60), CrossDeviceOpKind::collective_all_reduce));
+  EXPECT_EQ(resolve_apply_path(ApplyPath::automatic, ring), ApplyPath::all_reduce);
+  EXPECT_EQ(resolve_apply_path(ApplyPath::merge_call, ring), ApplyPath::merge_call);
+  MirroredOptions actors =
+      with_timeouts(std::chrono::seconds(60), CrossDeviceOpKind::collective_all_reduce);
+  actors.all_reduce.shared_memory = false;
+  MirroredStrategy ring_over_actors(runtime.system(), cpus(2), actors);
+  EXPECT_EQ(resolve_apply_path(ApplyPath::automatic, ring_over_actors), ApplyPath::merge_call);
+  MirroredStrategy one_device(runtime.system(), cpus(2));  // CPU default: ReductionToOneDevice
+  EXPECT_EQ(resolve_apply_path(ApplyPath::automatic, one_device), ApplyPath::merge_call);
+  EXPECT_EQ(resolve_apply_path(ApplyPath::all_reduce, one_device), ApplyPath::all_reduce);
+}
+
 class OptimizerSparse : public StrategyTest {};
 
 TEST_F(OptimizerSparse, RowGradientsFromEveryReplicaAreGatheredAndApplied) {
