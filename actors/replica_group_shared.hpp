@@ -98,21 +98,41 @@ struct ReplicaGroupShared {
   std::chrono::milliseconds merge_timeout;
 
  private:
-  struct SharedOutput {
-    uint64_t step = 0;
-    Tensor buffer;
-    int claims = 0;
+  /// One value per collective instance that each replica of the group claims once: the first
+  /// claim makes it, the last releases it, and entries of earlier steps (some replica failed
+  /// before claiming) are dropped. Used under collectives_mutex_.
+  template <class T>
+  class ClaimedPerInstance {
+   public:
+    template <class Make>
+    T claim(uint64_t step, int64_t instance, int claimants, Make make) {
+      for (auto it = entries_.begin(); it != entries_.end();)
+        it = it->second.step < step ? entries_.erase(it) : std::next(it);
+      auto [it, fresh] = entries_.try_emplace(instance);
+      if (fresh) it->second = {step, make(), 0};
+      T value = it->second.value;
+      if (++it->second.claims == claimants) entries_.erase(it);
+      return value;
+    }
+    template <class F>
+    void for_step(uint64_t step, F f) {
+      for (auto& [instance, entry] : entries_)
+        if (entry.step == step) f(entry.value);
+    }
+
+   private:
+    struct Entry {
+      uint64_t step = 0;
+      T value{};
+      int claims = 0;
+    };
+    std::map<int64_t, Entry> entries_;
   };
-  struct Rendezvous {
-    uint64_t step = 0;
-    std::shared_ptr<SharedMemoryAllReduce> group;
-    int claims = 0;
-  };
-  std::mutex outputs_mutex_;
-  std::map<int64_t, SharedOutput> outputs_;
-  std::mutex rendezvous_mutex_;
-  std::map<int64_t, Rendezvous> rendezvous_;
-  std::optional<uint64_t> aborted_step_;  ///< under rendezvous_mutex_
+
+  std::mutex collectives_mutex_;
+  ClaimedPerInstance<Tensor> outputs_;
+  ClaimedPerInstance<std::shared_ptr<SharedMemoryAllReduce>> rendezvous_;
+  std::optional<uint64_t> aborted_step_;  ///< under collectives_mutex_
   std::string aborted_why_;
   mutable std::mutex tasks_mutex_;
   std::map<uint64_t, ReplicaTask> tasks_;

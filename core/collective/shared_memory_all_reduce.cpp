@@ -63,7 +63,7 @@ void SharedMemoryAllReduce::await_all(const std::atomic<int>& counter, const cha
   if (counter.load(std::memory_order_acquire) == ranks_) return;
   std::vector<int> missing;
   for (int r = 0; r < ranks_; ++r)
-    if (std::string(stage) == "arrive" ? !inputs_[size_t(r)].defined() : !finished_rank_[size_t(r)])
+    if (&counter == &arrived_ ? !inputs_[size_t(r)].defined() : !finished_rank_[size_t(r)])
       missing.push_back(r);
   fail_locked("shared-memory all-reduce " + label_ + ": rank(s) " + rank_list(missing) +
               " did not " + stage + " in time");
