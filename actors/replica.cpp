@@ -88,27 +88,24 @@ class BarrierPort final : public MergePort {
   int64_t collectives_ = 0;
 };
 
+// The replica's thread: takes the orders of its group's step exchange until the exchange closes.
 void replica(caf::blocking_actor* self, int id, std::shared_ptr<ReplicaGroupShared> shared,
              caf::actor barrier, caf::actor peer) {
-  bool running = true;
-  self->receive_while(running)(
-      [&](run_step_msg& m) {
-        auto reply_to = caf::actor_cast<caf::actor>(self->current_sender());
-        BarrierPort port(self, barrier, peer, *shared, id, m.step);
-        try {
-          auto task = shared->task(m.task);
-          auto outputs = task(id, port, m.args);
-          self->send(barrier, replica_done_msg{m.step, id, port.merge_calls(), false, {}});
-          self->send(reply_to, step_result_msg{m.step, id, std::move(outputs)});
-        } catch (const Error& e) {
-          self->send(barrier, replica_done_msg{m.step, id, port.merge_calls(), true, e.what()});
-          self->send(reply_to, step_error_msg{m.step, id, int32_t(e.code()), e.what()});
-        } catch (const std::exception& e) {
-          self->send(barrier, replica_done_msg{m.step, id, port.merge_calls(), true, e.what()});
-          self->send(reply_to, step_error_msg{m.step, id, int32_t(Code::internal), e.what()});
-        }
-      },
-      [&](caf::exit_msg&) { running = false; });
+  while (auto order = shared->steps.next(id)) {
+    BarrierPort port(self, barrier, peer, *shared, id, order->step);
+    StepReport report{order->step, {}, {}};
+    try {
+      report.outputs = (*order->task)(id, port, order->args);
+    } catch (const Error& e) {
+      report.status = e.status();
+    } catch (const std::exception& e) {
+      report.status = {Code::internal, e.what()};
+    }
+    const bool failed = !report.status.ok();
+    self->send(barrier, replica_done_msg{order->step, id, port.merge_calls(), failed,
+                                         failed ? report.status.message() : std::string()});
+    shared->steps.report(id, std::move(report));
+  }
 }
 
 }  // namespace

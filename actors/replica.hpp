@@ -1,8 +1,9 @@
 #pragma once
 // The replica actor: one per device, on its own thread (detached), the one actor allowed to
 // block — merge_call suspends the step function mid-way, exactly as TensorFlow parks a replica
-// thread. It runs the tasks that run_step_msg names and parks at merge_call on a Handoff that
-// the barrier fills (a CAF blocking receive costs 60-180 us; the handoff a few).
+// thread. It runs the steps its group's StepExchange hands it and parks at merge_call on a
+// Handoff that the barrier fills (a CAF blocking receive costs 60-180 us; the handoff a few).
+// It ends when the exchange closes (ReplicaGroup's destructor).
 
 #include <memory>
 

@@ -1,9 +1,11 @@
 #pragma once
-// In-process state shared by the replica actors of one group and their barrier actor.
-// Messages between them are registered, serializable types (messages/replica_messages.hpp); what
-// cannot be serialized — the C++ callables of a step and of a merge — is parked here, keyed by the
-// ids the messages carry, and never leaves the process (DESIGN rule 5: code never crosses
-// processes; only registered names would).
+// In-process state shared by the replica actors of one group, their barrier actor and the caller
+// of run(). Messages between actors are registered, serializable types
+// (messages/replica_messages.hpp); what cannot be serialized — the C++ callables of a step and of
+// a merge — is parked here and never leaves the process (DESIGN rule 5: code never crosses
+// processes; only registered names would). Steps reach the replicas through `steps`, a
+// shared-memory exchange, because a CAF message to a blocked replica thread and a scoped_actor
+// receive of its answer cost more than the whole dispatch should (core/step_exchange.hpp).
 
 #include <chrono>
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "core/collective/shared_memory_all_reduce.hpp"
 #include "core/handoff.hpp"
 #include "core/status.hpp"
+#include "core/step_exchange.hpp"
 #include "core/tensor.hpp"
 
 namespace troupe {
@@ -63,6 +66,13 @@ class MergePort {
 using ReplicaTask = std::function<std::vector<Tensor>(int replica, MergePort& port,
                                                       const std::vector<Tensor>& args)>;
 
+/// A step as the caller hands it to one replica.
+struct StepOrder {
+  uint64_t step = 0;
+  std::shared_ptr<const ReplicaTask> task;
+  std::vector<Tensor> args;  ///< this replica's arguments
+};
+
 /// State shared by one group's replicas and barrier.
 struct ReplicaGroupShared {
   struct Slot {
@@ -71,15 +81,9 @@ struct ReplicaGroupShared {
   };
 
   explicit ReplicaGroupShared(int replicas, std::chrono::milliseconds merge_timeout)
-      : slots(size_t(replicas)), merge_timeout(merge_timeout) {}
+      : slots(size_t(replicas)), steps(replicas), merge_timeout(merge_timeout) {}
 
   int size() const { return int(slots.size()); }
-
-  /// Registers a task for the step messages to name; returns its id.
-  uint64_t add_task(ReplicaTask task);
-  /// The task named by `id`; throws not_found when it was never added or already removed.
-  ReplicaTask task(uint64_t id) const;
-  void remove_task(uint64_t id);
 
   /// The result buffer every replica of this group uses for collective `instance` (1-D,
   /// `count` elements): the first caller allocates it, each of the size() callers gets the
@@ -95,6 +99,7 @@ struct ReplicaGroupShared {
   void abort_collectives(uint64_t step, const std::string& why);
 
   std::vector<Slot> slots;
+  StepExchange<StepOrder> steps;  ///< run(): orders to the replicas, their reports back
   std::chrono::milliseconds merge_timeout;
 
  private:
@@ -134,9 +139,6 @@ struct ReplicaGroupShared {
   ClaimedPerInstance<std::shared_ptr<SharedMemoryAllReduce>> rendezvous_;
   std::optional<uint64_t> aborted_step_;  ///< under collectives_mutex_
   std::string aborted_why_;
-  mutable std::mutex tasks_mutex_;
-  std::map<uint64_t, ReplicaTask> tasks_;
-  uint64_t next_task_id_ = 1;
 };
 
 }  // namespace troupe

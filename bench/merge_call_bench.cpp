@@ -1,5 +1,7 @@
 // `troupe bench merge-call`: microseconds per merge_call round (every replica parks at the
-// barrier actor, the merge runs once, every replica resumes) for several replica counts.
+// barrier actor, the merge runs once, every replica resumes) for several replica counts, and
+// microseconds per empty run() (dispatch a step to every replica and collect its results).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -34,7 +36,11 @@ int run_merge_call_bench(const std::vector<std::string>& args) {
     counts.push_back(n);
   }
   Runtime runtime;
-  std::vector<std::pair<int, double>> results;
+  struct Result {
+    int replicas;
+    double merge_us, run_us;
+  };
+  std::vector<Result> results;
   for (int n : counts) {
     std::vector<std::string> devices;
     for (int i = 0; i < n; ++i) devices.push_back("CPU:" + std::to_string(i));
@@ -52,18 +58,23 @@ int run_merge_call_bench(const std::vector<std::string>& args) {
     auto start = std::chrono::steady_clock::now();
     strategy.run(step(rounds));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    results.emplace_back(n, s / rounds * 1e6);
+    // An empty step: what run() itself costs (dispatch to every replica, collect results).
+    const int runs = std::max(1, rounds / 10);
+    start = std::chrono::steady_clock::now();
+    for (int i = 0; i < runs; ++i) strategy.run(step(0));
+    double r = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    results.push_back({n, s / rounds * 1e6, r / runs * 1e6});
   }
   if (json) {
     std::printf("{\"results\":[");
     for (size_t i = 0; i < results.size(); ++i)
-      std::printf("%s{\"replicas\":%d,\"us_per_round\":%.3f}", i ? "," : "", results[i].first,
-                  results[i].second);
+      std::printf("%s{\"replicas\":%d,\"us_per_round\":%.3f,\"us_per_empty_run\":%.3f}",
+                  i ? "," : "", results[i].replicas, results[i].merge_us, results[i].run_us);
     std::printf("]}\n");
     return 0;
   }
-  std::printf("%10s %14s\n", "replicas", "us_per_round");
-  for (auto& [n, us] : results) std::printf("%10d %14.2f\n", n, us);
+  std::printf("%10s %14s %18s\n", "replicas", "us_per_round", "us_per_empty_run");
+  for (auto& r : results) std::printf("%10d %14.2f %18.2f\n", r.replicas, r.merge_us, r.run_us);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // replicas of MirroredStrategy, against a limit measured in the same run: single-thread OpenBLAS
 // sgemm GFLOP/s on the step's own GEMM shapes divided by the model's FLOPs per example
 // (fwd + bwd = 3 x 2 x (784*256 + 256*10)). The N-core limit is N x the single-thread limit.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -99,6 +100,13 @@ class TrainingRun {
     }
   }
   int replicas() const { return replicas_; }
+  static ModelConfig mlp_config() {
+    ModelConfig c;
+    c.input_dim = kInput;
+    c.hidden = {kHidden};
+    c.classes = kClasses;
+    return c;
+  }
   /// The path the trainer takes (automatic resolved against the strategy).
   ApplyPath path() { return resolve_apply_path(path_, strategy_); }
 
@@ -124,13 +132,6 @@ class TrainingRun {
     o.cross_device_ops = CrossDeviceOpKind::collective_all_reduce;
     return o;
   }
-  static ModelConfig mlp_config() {
-    ModelConfig c;
-    c.input_dim = kInput;
-    c.hidden = {kHidden};
-    c.classes = kClasses;
-    return c;
-  }
 
   int replicas_;
   ApplyPath path_;
@@ -152,6 +153,36 @@ double measure_parallel_sgemm_gflops(const Ops& ops, int threads) {
   double total = 0;
   for (double r : rates) total += r;
   return total;
+}
+
+// The ceiling for the runtime: `threads` threads, each training its own copy of the model on
+// its slice of every global batch (compute + SGD), never synchronising. Examples/s of all.
+double measure_unsynchronised(const Ops& ops, int threads, const Batches& data, int steps) {
+  auto model = make_mlp(TrainingRun::mlp_config());
+  std::vector<double> seconds(size_t(threads), 0.0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::vector<Tensor> params;
+      for (auto& p : model->initial_parameters()) params.push_back(p.value.clone());
+      const int64_t rows = kGlobalBatch / threads;
+      auto slice = [&](const Tensor& global, int s) {
+        return global.slice_rows(t * rows, (t + 1) * rows);
+      };
+      auto step = [&](int s) {
+        size_t i = size_t(s) % data.features.size();
+        auto out = model->compute(ops, params, slice(data.features[i], s), slice(data.labels[i], s),
+                                  kGlobalBatch);
+        for (size_t p = 0; p < params.size(); ++p)
+          ops.apply_sgd(params[p], out.grads[p].values, {0.01});
+      };
+      for (int s = 0; s < 5; ++s) step(s);
+      auto start = std::chrono::steady_clock::now();
+      for (int s = 0; s < steps; ++s) step(s);
+      seconds[size_t(t)] = seconds_since(start);
+    });
+  for (auto& th : pool) th.join();
+  return double(steps * kGlobalBatch) / *std::max_element(seconds.begin(), seconds.end());
 }
 
 const char* path_name(ApplyPath p) {
@@ -217,6 +248,13 @@ int run_train_bench(const std::vector<std::string>& args) {
   for (auto& r : results)
     std::printf("%-9d %-11s %14.1f %16.3f\n", r.replicas, path_name(r.path), r.examples_per_s,
                 r.examples_per_s / (limit * r.replicas));
+  for (int threads : {1, 2}) {
+    double bare = 0;
+    for (int round = 0; round < rounds; ++round)
+      bare = std::max(bare, measure_unsynchronised(ops, threads, data, steps));
+    std::printf("unsynchronised threads, %d          %9.1f examples/s (the runtime's ceiling)\n",
+                threads, bare);
+  }
   std::printf("speed-up 2 vs 1 replica (default path): %.2fx\n",
               results[1].examples_per_s / results[0].examples_per_s);
   return 0;

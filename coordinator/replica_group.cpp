@@ -8,7 +8,6 @@
 #include "actors/collective_peer.hpp"
 #include "actors/replica.hpp"
 #include "messages/collective_messages.hpp"
-#include "messages/replica_messages.hpp"
 
 namespace troupe {
 
@@ -26,9 +25,9 @@ ReplicaGroup::ReplicaGroup(caf::actor_system& system, int replicas, ReplicaGroup
 }
 
 ReplicaGroup::~ReplicaGroup() {
-  // Explicit exits: CAF 0.17's actor_system destructor waits for every actor, and a detached
-  // replica blocked in receive would otherwise keep it waiting forever.
-  for (auto& r : replicas_) caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
+  // CAF 0.17's actor_system destructor waits for every actor: a replica thread waiting for its
+  // next step would keep it waiting forever, so the exchange is closed, which ends them.
+  shared_->steps.close();
   caf::anon_send_exit(barrier_, caf::exit_reason::user_shutdown);
   // Peers hold each other's handles: without explicit exits they would keep each other alive.
   for (auto& p : peers_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
@@ -40,37 +39,26 @@ std::vector<std::vector<Tensor>> ReplicaGroup::run(ReplicaTask task,
   if (int(args.size()) != n)
     throw invalid_argument("run: " + std::to_string(args.size()) + " argument lists for " +
                            std::to_string(n) + " replicas");
-  uint64_t id = shared_->add_task(std::move(task));
   uint64_t step = ++step_;
-  caf::scoped_actor self{system_};
+  auto shared_task = std::make_shared<const ReplicaTask>(std::move(task));
+  shared_->steps.open(step);
   for (int r = 0; r < n; ++r)
-    self->send(replicas_[size_t(r)], run_step_msg{step, id, std::move(args[size_t(r)])});
+    shared_->steps.post(r, StepOrder{step, shared_task, std::move(args[size_t(r)])});
+  auto reports = shared_->steps.collect(options_.step_timeout);
 
   std::vector<std::vector<Tensor>> outputs(static_cast<size_t>(n));
-  std::vector<bool> reported(static_cast<size_t>(n), false);
-  std::vector<step_error_msg> errors;
-  bool timed_out = false;
-  int received = 0;
-  self->receive_while([&] { return received < n && !timed_out; })(
-      [&](step_result_msg& m) {
-        if (m.step != step) return;  // a late answer of an earlier, timed-out step
-        outputs[size_t(m.replica)] = std::move(m.outputs);
-        reported[size_t(m.replica)] = true;
-        ++received;
-      },
-      [&](step_error_msg& m) {
-        if (m.step != step) return;
-        reported[size_t(m.replica)] = true;
-        errors.push_back(std::move(m));
-        ++received;
-      },
-      caf::after(options_.step_timeout) >> [&] { timed_out = true; });
-  shared_->remove_task(id);
-
-  if (timed_out) {
-    std::string missing;
-    for (int r = 0; r < n; ++r)
-      if (!reported[size_t(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  std::vector<std::pair<int, Status>> errors;  // (replica, error)
+  std::string missing;
+  for (int r = 0; r < n; ++r) {
+    auto& report = reports[size_t(r)];
+    if (!report)
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    else if (!report->status.ok())
+      errors.emplace_back(r, std::move(report->status));
+    else
+      outputs[size_t(r)] = std::move(report->outputs);
+  }
+  if (!missing.empty()) {
     throw deadline_exceeded("step " + std::to_string(step) + ": replica(s) [" + missing +
                             "] did not finish within " +
                             std::to_string(options_.step_timeout.count()) + " ms");
@@ -79,21 +67,21 @@ std::vector<std::vector<Tensor>> ReplicaGroup::run(ReplicaTask task,
     // Report the root cause first: errors that merely echo another replica's failure are
     // 'aborted'; the replica that actually threw carries its own code.
     std::stable_sort(errors.begin(), errors.end(), [](const auto& a, const auto& b) {
-      return (a.code != int32_t(Code::aborted)) > (b.code != int32_t(Code::aborted));
+      return (a.second.code() != Code::aborted) > (b.second.code() != Code::aborted);
     });
-    const auto& root = errors.front();
-    std::vector<int32_t> others;
-    for (size_t i = 1; i < errors.size(); ++i) others.push_back(errors[i].replica);
+    const auto& [root_replica, root] = errors.front();
+    std::vector<int> others;
+    for (size_t i = 1; i < errors.size(); ++i) others.push_back(errors[i].first);
     std::sort(others.begin(), others.end());
     std::string message = "step " + std::to_string(step) + " failed on replica " +
-                          std::to_string(root.replica) + ": " + root.message;
+                          std::to_string(root_replica) + ": " + root.message();
     if (!others.empty()) {
       message += " (replica(s) [";
       for (size_t i = 0; i < others.size(); ++i)
         message += (i ? ", " : "") + std::to_string(others[i]);
       message += "] failed too)";
     }
-    throw Error(Code(root.code), message);
+    throw Error(root.code(), message);
   }
   return outputs;
 }

@@ -26,9 +26,6 @@
   X(::troupe::input_state_msg, "troupe.input_state_msg")           \
   X(::troupe::challenge_msg, "troupe.challenge_msg")               \
   X(::troupe::proof_msg, "troupe.proof_msg")                       \
-  X(::troupe::run_step_msg, "troupe.run_step_msg")                 \
-  X(::troupe::step_result_msg, "troupe.step_result_msg")           \
-  X(::troupe::step_error_msg, "troupe.step_error_msg")             \
   X(::troupe::merge_arrival_msg, "troupe.merge_arrival_msg")       \
   X(::troupe::replica_done_msg, "troupe.replica_done_msg")         \
   X(::troupe::merge_timeout_msg, "troupe.merge_timeout_msg")       \

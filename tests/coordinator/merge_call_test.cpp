@@ -153,3 +153,28 @@ TEST_F(MergeCall, ManyStepsInARow) {
     ASSERT_FLOAT_EQ(value_of(out.at(3)), 1.5f + float(step));
   }
 }
+
+TEST_F(MergeCall, ReplicaSlowerThanTheStepTimeoutIsNamedAndTheNextStepStillRuns) {
+  MirroredOptions o = with_timeouts(std::chrono::seconds(30));
+  o.timeouts.step_timeout = std::chrono::milliseconds(300);
+  MirroredStrategy s(runtime.system(), cpus(3), o);
+  std::atomic<bool> slow{true}, released{false};
+  auto step = [&](ReplicaContext& c, const std::vector<Tensor>&) {
+    if (c.replica_id_in_sync_group() == 1 && slow.exchange(false))
+      while (!released) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return scalar(float(c.replica_id_in_sync_group()));
+  };
+  try {
+    s.run_one(step);
+    ADD_FAILURE() << "expected deadline_exceeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::deadline_exceeded);
+    EXPECT_NE(std::string(e.what()).find("replica(s) [1] did not finish within 300 ms"),
+              std::string::npos)
+        << e.what();
+  }
+  // Replica 1 answers the abandoned step late; the next step must not take that answer.
+  released = true;
+  auto out = s.run_one(step);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(value_of(out.values().at(size_t(r))), float(r));
+}
