@@ -3,9 +3,12 @@
 // frames and parses each Example (TFRecordReader + decode into a float buffer) and (c) the full
 // pipeline tfrecord_dataset -> batch -> experimental_distribute_dataset on a 2-replica
 // MirroredStrategy, iterated with get_next() to the end. Reported as records/s and ratios.
+// Then synthetic data as `troupe run` trains on it: synthetic_classification batches of 784 float
+// features next to a memcpy of the same bytes and the bare Philox::fill_normal.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -17,14 +20,17 @@
 #include "coordinator/runtime.hpp"
 #include "core/data/file_sources.hpp"
 #include "core/data/rebatch.hpp"
+#include "core/data/synthetic.hpp"
 #include "core/data/tfrecord.hpp"
+#include "core/random.hpp"
 
 namespace po = boost::program_options;
 
 namespace troupe {
 namespace {
 
-constexpr int kFeatures = 256;  // 256 floats = 1 KiB of values per record
+constexpr int kFeatures = 256;               // 256 floats = 1 KiB of values per record
+constexpr int64_t kSyntheticFeatures = 784;  // the `troupe run` MLP's input
 
 using Clock = std::chrono::steady_clock;
 
@@ -132,34 +138,83 @@ double pipeline_seconds(Runtime& runtime, const std::string& path, int64_t batch
   return s;
 }
 
+// (d) synthetic_classification -> batch through a core/data iterator.
+double synthetic_seconds(int64_t examples, int64_t batch) {
+  data::ClassificationOptions o;
+  o.num_examples = examples;
+  o.num_features = kSyntheticFeatures;
+  o.num_classes = 10;
+  auto start = Clock::now();
+  auto it = data::synthetic_classification(o).batch(batch).make_iterator();
+  int64_t rows = 0;
+  while (auto element = it.next()) rows += (*element)[0].shape().dim(0);
+  double s = seconds_since(start);
+  if (rows != examples)
+    throw internal_error("bench input: synthetic data gave " + std::to_string(rows) + " rows");
+  return s;
+}
+
+// The floor for (d): copying the same bytes, one example's features at a time.
+double synthetic_memcpy_seconds(int64_t examples, int64_t batch) {
+  std::vector<float> from(size_t(batch * kSyntheticFeatures), 1.0f), to(from.size());
+  auto start = Clock::now();
+  for (int64_t i = 0; i < examples; ++i) {
+    size_t row = size_t((i % batch) * kSyntheticFeatures);
+    std::memcpy(to.data() + row, from.data() + row, kSyntheticFeatures * sizeof(float));
+  }
+  double s = seconds_since(start);
+  if (to[size_t(examples % batch)] != 1.0f) std::fputc(' ', stderr);  // keep the copies
+  return s;
+}
+
+// The generator alone: one fill_normal per example, as synthetic_classification calls it.
+double fill_normal_seconds(int64_t examples, int64_t batch) {
+  std::vector<float> out(size_t(batch * kSyntheticFeatures));
+  Philox noise(0, 13);
+  auto start = Clock::now();
+  for (int64_t i = 0; i < examples; ++i)
+    noise.fill_normal(out.data() + (i % batch) * kSyntheticFeatures,
+                      uint64_t(i * kSyntheticFeatures), kSyntheticFeatures);
+  double s = seconds_since(start);
+  if (out[0] == 1234.5f) std::fputc(' ', stderr);
+  return s;
+}
+
 }  // namespace
 
 int run_input_bench(const std::vector<std::string>& args) {
   po::options_description options("troupe bench input options");
   bool json = false;
-  int64_t records = 0, batch = 0;
+  int64_t records = 0, batch = 0, synthetic = 0;
   int reps = 0;
   options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "records", po::value(&records)->default_value(400000), "records in the file (~1 KiB each)")(
       "batch", po::value(&batch)->default_value(256), "global batch size of the pipeline")(
+      "synthetic", po::value(&synthetic)->default_value(51200),
+      "synthetic_classification examples (784 floats each)")(
       "reps", po::value(&reps)->default_value(3), "timed repetitions per measurement (best kept)");
   po::variables_map vm;
   if (!parse_command_line("troupe bench input [--json]", args, options, vm)) return 0;
   if (records < 1) throw po::error("--records must be >= 1, got " + std::to_string(records));
   if (batch < 1) throw po::error("--batch must be >= 1, got " + std::to_string(batch));
   if (reps < 1) throw po::error("--reps must be >= 1, got " + std::to_string(reps));
+  if (synthetic < 1) throw po::error("--synthetic must be >= 1, got " + std::to_string(synthetic));
 
   TempDir dir;
   std::string path = (dir.path / "examples.tfrecord").string();
   write_file(path, records);
   Runtime runtime;
   double raw = 1e30, parse = 1e30, core = 1e30, pipeline = 1e30;
+  double synth = 1e30, synth_copy = 1e30, synth_fill = 1e30;
   size_t bytes = 0;
   for (int r = 0; r < reps; ++r) {  // interleaved, so drift hits all three alike
     raw = std::min(raw, raw_read_seconds(path, bytes));
     parse = std::min(parse, parse_seconds(path, records));
     core = std::min(core, core_pipeline_seconds(path, batch, records));
     pipeline = std::min(pipeline, pipeline_seconds(runtime, path, batch, records));
+    synth = std::min(synth, synthetic_seconds(synthetic, batch));
+    synth_copy = std::min(synth_copy, synthetic_memcpy_seconds(synthetic, batch));
+    synth_fill = std::min(synth_fill, fill_normal_seconds(synthetic, batch));
   }
   double record_bytes = double(bytes) / double(records);
   double raw_rps = double(records) / raw, parse_rps = double(records) / parse,
@@ -184,6 +239,16 @@ int run_input_bench(const std::vector<std::string>& args) {
   row("    core/data iterator, no actors", double(records) / core);
   row("(c) distributed pipeline", pipeline_rps);
   std::printf("ratio column: records/s relative to (b); (c)/(a) = %.3f\n", pipeline_rps / raw_rps);
+  std::printf("\nsynthetic data: %lld examples of %lld float32 features, batch %lld\n",
+              (long long)synthetic, (long long)kSyntheticFeatures, (long long)batch);
+  std::printf("%-40s %14s %10s %9s\n", "path", "examples/s", "MB/s", "ns/float");
+  auto synthetic_row = [&](const char* name, double s) {
+    double eps = double(synthetic) / s, floats = double(synthetic * kSyntheticFeatures);
+    std::printf("%-40s %14.0f %10.1f %9.3f\n", name, eps, floats * 4 / s / 1e6, s * 1e9 / floats);
+  };
+  synthetic_row("    memcpy of the same bytes", synth_copy);
+  synthetic_row("    Philox::fill_normal alone", synth_fill);
+  synthetic_row("(d) synthetic_classification -> batch", synth);
   return 0;
 }
 

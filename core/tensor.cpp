@@ -50,6 +50,14 @@ Tensor Tensor::random_uniform(Shape shape, uint64_t seed, double low, double hig
 Tensor Tensor::random_normal(Shape shape, uint64_t seed, double mean, double stddev, DType dtype) {
   if (!(stddev >= 0)) throw invalid_argument("random_normal: stddev must be >= 0");
   Philox rng(seed, /*stream=*/1);
+  if (dtype == DType::float32) {  // the fast float path; float64 keeps the double-precision one
+    Tensor t(dtype, std::move(shape));
+    float* p = t.data<float>();
+    int64_t n = t.num_elements();
+    rng.fill_normal(p, 0, n);
+    for (int64_t i = 0; i < n; ++i) p[i] = float(mean + stddev * double(p[i]));
+    return t;
+  }
   return random_fill(dtype, std::move(shape),
                      [&](uint64_t i) { return mean + stddev * rng.normal(i); });
 }

@@ -43,8 +43,8 @@ Dataset synthetic_classification(const ClassificationOptions& o) {
     Tensor x(DType::float32, {o.num_features});
     float* px = x.data<float>();
     const float* m = means.data<float>() + label * o.num_features;
-    for (int64_t j = 0; j < o.num_features; ++j)
-      px[j] = m[j] + float(noise.normal(uint64_t(i * o.num_features + j)));
+    noise.fill_normal(px, uint64_t(i * o.num_features), o.num_features);
+    for (int64_t j = 0; j < o.num_features; ++j) px[j] += m[j];
     Tensor y = o.label_dtype == DType::int64 ? Tensor::from_scalar<int64_t>(label)
                                              : Tensor::from_scalar<int32_t>(int32_t(label));
     return Element{x, y};
@@ -74,10 +74,8 @@ Dataset synthetic_regression(const RegressionOptions& o) {
     float* px = x.data<float>();
     const float* w = truth.weights.data<float>();
     double y = truth.bias + o.noise_stddev * noise.normal(uint64_t(i));
-    for (int64_t j = 0; j < o.num_features; ++j) {
-      px[j] = float(inputs.normal(uint64_t(i * o.num_features + j)));
-      y += double(px[j]) * w[j];
-    }
+    inputs.fill_normal(px, uint64_t(i * o.num_features), o.num_features);
+    for (int64_t j = 0; j < o.num_features; ++j) y += double(px[j]) * w[j];
     return Element{x, Tensor::from_vector<float>({1}, {float(y)})};
   };
   ElementSpec spec{{DType::float32, {o.num_features}}, {DType::float32, {1}}};

@@ -52,12 +52,13 @@ TEST_F(ModelEdgeCases, DefaultAndOneDeviceStrategiesTrainLikeOneMirroredReplica)
   Tensor x = Tensor::random_normal({16, 3}, 9);
   Tensor y = regression_labels(x);
   MirroredStrategy mirrored(runtime.system(), cpus(1));
-  auto reference = train_linear(mirrored, x, y, 20);
+  auto reference = train_linear(mirrored, x, y, 60);
   DefaultStrategy default_strategy;
-  expect_close(train_linear(default_strategy, x, y, 20), reference, 1e-6);
+  expect_close(train_linear(default_strategy, x, y, 60), reference, 1e-6);
   OneDeviceStrategy one_device(runtime.system(), "CPU:0");
-  expect_close(train_linear(one_device, x, y, 20), reference, 1e-6);
-  // And it converges to the true weights.
+  expect_close(train_linear(one_device, x, y, 60), reference, 1e-6);
+  // And it converges to the true weights (60 steps: within 5% with a 4x margin on this x; 20
+  // were enough only for the x that random_normal drew before its float32 path changed).
   expect_close(reference, {0.5f, -1.0f, 2.0f}, 0.05);
 }
 
