@@ -69,6 +69,10 @@ caf::behavior barrier(barrier_actor* self, std::shared_ptr<ReplicaGroupShared> s
         bool was_open = st.logic->round_open();
         if (m.replica >= 0 && m.replica < st.shared->size())
           st.args[size_t(m.replica)] = std::move(m.args);
+        // Replicas that finished this step without a merge_call did not message us
+        // (ReplicaGroupShared::finished_quietly): this arrival is when that matters.
+        for (int r : st.shared->quiet_finishers(m.step))
+          apply(st, st.logic->finished(r, m.step, 0));
         auto d = st.logic->arrive(m.replica, m.step, m.call, m.tag);
         if (!was_open && st.logic->round_open()) {
           st.opened = std::chrono::steady_clock::now();
@@ -78,13 +82,6 @@ caf::behavior barrier(barrier_actor* self, std::shared_ptr<ReplicaGroupShared> s
       },
       [=](const replica_done_msg& m) {
         auto& st = self->state;
-        // Replicas waiting for this one in a shared-memory collective must not wait in vain:
-        // once it failed, or finished the step, it joins no further collective of the step
-        // (every one it joined has completed, since a rank leaves only after all arrived).
-        st.shared->abort_collectives(
-            m.step, m.failed ? "replica " + std::to_string(m.replica) + " failed: " + m.what
-                             : "replica " + std::to_string(m.replica) + " already finished step " +
-                                   std::to_string(m.step) + " and will not join");
         apply(st, m.failed ? st.logic->failed(m.replica, m.step, m.what)
                            : st.logic->finished(m.replica, m.step, m.merge_calls));
       },

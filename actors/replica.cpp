@@ -28,6 +28,7 @@ class BarrierPort final : public MergePort {
     auto& slot = shared_.slots[size_t(replica_)];
     slot.runner = std::move(runner);  // published to the barrier by the message below
     uint32_t call = calls_++;
+    shared_.merge_begins(step_);
     self_->send(barrier_, merge_arrival_msg{step_, call, tag, int32_t(replica_), std::move(args)});
     // The barrier answers within its own timeout; the margin only guards against a dead barrier.
     auto outcome = slot.reply.take(shared_.merge_timeout + std::chrono::seconds(5));
@@ -40,23 +41,7 @@ class BarrierPort final : public MergePort {
   }
 
   Tensor collective(const CollectiveCall& call, const Tensor& input) override {
-    // Same (step, sequence) on every replica: the collectives of a step are issued in the same
-    // order everywhere (spec §5.4), so this is the shared instance key.
-    int64_t instance = int64_t(step_ << 20) + collectives_++;
-    auto failed = [&](const std::string& why) {
-      return aborted("replica " + std::to_string(replica_) + ": collective " +
-                     std::to_string(instance) + " at step " + std::to_string(step_) +
-                     " failed: " + why);
-    };
-    if (call.shared_memory) {
-      try {
-        return shared_.rendezvous(step_, instance)
-            ->run(replica_, input, {host_accumulate, host_add_into, call.mean},
-                  shared_.merge_timeout);
-      } catch (const Error& e) {
-        throw failed(e.what());
-      }
-    }
+    const int64_t instance = next_instance();
     collective_start_msg start{
         instance, call.kind, int32_t(shared_.size()), call.chunk_bytes, 0, call.tensor_index,
         input,    Tensor{}};
@@ -70,14 +55,34 @@ class BarrierPort final : public MergePort {
     self_->request(peer_, shared_.merge_timeout, std::move(start))
         .receive([&](tensor_msg& reply) { result = std::move(reply.tensor); },
                  [&](caf::error& e) { failure = self_->system().render(e); });
-    if (!failure.empty()) throw failed(failure);
+    if (!failure.empty()) throw failed(instance, failure);
     return result;
+  }
+
+  Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs, bool mean) override {
+    const int64_t instance = next_instance();
+    try {
+      return shared_.rendezvous(step_, instance)
+          ->run(replica_, inputs, {host_accumulate, host_add_into, mean}, shared_.merge_timeout);
+    } catch (const Error& e) {
+      throw failed(instance, e.what());
+    }
   }
 
   uint32_t merge_calls() const override { return calls_; }
   uint64_t step() const override { return step_; }
 
  private:
+  // Same (step, sequence) on every replica: the collectives of a step are issued in the same
+  // order everywhere (spec §5.4), so this is the shared instance key.
+  int64_t next_instance() { return int64_t(step_ << 20) + collectives_++; }
+
+  Error failed(int64_t instance, const std::string& why) const {
+    return aborted("replica " + std::to_string(replica_) + ": collective " +
+                   std::to_string(instance) + " at step " + std::to_string(step_) +
+                   " failed: " + why);
+  }
+
   caf::blocking_actor* self_;
   const caf::actor& barrier_;
   const caf::actor& peer_;
@@ -102,8 +107,18 @@ void replica(caf::blocking_actor* self, int id, std::shared_ptr<ReplicaGroupShar
       report.status = {Code::internal, e.what()};
     }
     const bool failed = !report.status.ok();
-    self->send(barrier, replica_done_msg{order->step, id, port.merge_calls(), failed,
-                                         failed ? report.status.message() : std::string()});
+    // Replicas waiting for this one in a shared-memory collective must not wait in vain: now
+    // that it failed or finished the step, it joins no further collective of the step (every
+    // one it joined has completed, since a rank leaves only after all arrived).
+    shared->abort_collectives(
+        order->step, failed
+                         ? "replica " + std::to_string(id) + " failed: " + report.status.message()
+                         : "replica " + std::to_string(id) + " already finished step " +
+                               std::to_string(order->step) + " and will not join");
+    const bool quiet = !failed && port.merge_calls() == 0;
+    if (!quiet || shared->finished_quietly(id, order->step))
+      self->send(barrier, replica_done_msg{order->step, id, port.merge_calls(), failed,
+                                           failed ? report.status.message() : std::string()});
     shared->steps.report(id, std::move(report));
   }
 }

@@ -41,8 +41,6 @@ struct CollectiveCall {
   int kind = 0;                   ///< a CrossDeviceOpKind
   int64_t chunk_bytes = 1 << 20;  ///< ring pipelining granularity (peer actors)
   int64_t tensor_index = 0;       ///< pack index (hierarchical roots rotate with it)
-  bool shared_memory = false;     ///< in-process group: meet in shared memory, not via peers
-  bool mean = false;              ///< shared memory only: divide by the group size
 };
 
 /// The replica side of merge_call: implemented by the replica actor, used by ReplicaContext.
@@ -52,10 +50,13 @@ class MergePort {
   /// Blocks until every replica has arrived at the same (step, call, tag) and the merge ran.
   virtual std::vector<Tensor> merge(const std::string& tag, std::vector<Tensor> args,
                                     MergeRunner runner) = 0;
-  /// Runs one collective with the other replicas — through shared memory, or through this
-  /// replica's collective peer actor; every replica must call collectives in the same order.
-  /// Returns the summed result (the mean when call.mean and call.shared_memory).
+  /// Runs one collective with the other replicas through this replica's collective peer actor;
+  /// every replica must call collectives in the same order. Returns the summed result.
   virtual Tensor collective(const CollectiveCall& call, const Tensor& input) = 0;
+  /// All-reduces `inputs` (one dtype; the same element counts on every replica) with the other
+  /// replicas of this process in shared memory, as one collective in the same order as the
+  /// others. Returns the flat sum of their concatenation (divided by the group size if `mean`).
+  virtual Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs, bool mean) = 0;
   /// Index of the next merge_call of this step (0-based).
   virtual uint32_t merge_calls() const = 0;
   /// Step id being run.
@@ -81,7 +82,10 @@ struct ReplicaGroupShared {
   };
 
   explicit ReplicaGroupShared(int replicas, std::chrono::milliseconds merge_timeout)
-      : slots(size_t(replicas)), steps(replicas), merge_timeout(merge_timeout) {}
+      : slots(size_t(replicas)),
+        steps(replicas),
+        merge_timeout(merge_timeout),
+        quiet_finish_step_(size_t(replicas), 0) {}
 
   int size() const { return int(slots.size()); }
 
@@ -97,6 +101,21 @@ struct ReplicaGroupShared {
   std::shared_ptr<SharedMemoryAllReduce> rendezvous(uint64_t step, int64_t instance);
   /// Aborts every shared-memory collective of `step` (a replica failed: nobody waits for it).
   void abort_collectives(uint64_t step, const std::string& why);
+
+  // A replica that ends a step without error and without a merge_call records that here
+  // instead of messaging the barrier: that message woke a scheduler thread every step and cost
+  // 20-30 us of each run(). The barrier still learns it whenever it matters, i.e. when another
+  // replica calls merge_call in that step (the unequal-count error): either the finisher saw
+  // the merge begin and messages the barrier after all, or it recorded first and the barrier
+  // reads the record when the arrival comes.
+
+  /// Replica `replica` finished `step` quietly. True when a merge_call of the step has begun,
+  /// so the barrier must get its replica_done message after all.
+  bool finished_quietly(int replica, uint64_t step);
+  /// A replica is about to arrive at a merge_call of `step` (called before it messages).
+  void merge_begins(uint64_t step);
+  /// The replicas that finished `step` quietly.
+  std::vector<int> quiet_finishers(uint64_t step);
 
   std::vector<Slot> slots;
   StepExchange<StepOrder> steps;  ///< run(): orders to the replicas, their reports back
@@ -134,6 +153,9 @@ struct ReplicaGroupShared {
     std::map<int64_t, Entry> entries_;
   };
 
+  std::mutex finishes_mutex_;
+  uint64_t merge_step_ = 0;                  // latest step some replica began a merge_call in
+  std::vector<uint64_t> quiet_finish_step_;  // per replica: latest step it finished quietly
   std::mutex collectives_mutex_;
   ClaimedPerInstance<Tensor> outputs_;
   ClaimedPerInstance<std::shared_ptr<SharedMemoryAllReduce>> rendezvous_;

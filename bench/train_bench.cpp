@@ -21,6 +21,8 @@ namespace troupe {
 namespace {
 
 constexpr int64_t kInput = 784, kHidden = 256, kClasses = 10, kGlobalBatch = 256;
+// troupe run's default for train.steps_per_execution (coordinator/experiment).
+constexpr int kStepsPerExecution = 8;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -78,6 +80,7 @@ Batches make_batches(int count) {
 struct TrainResult {
   int replicas;
   ApplyPath path;
+  int per_execution;
   double examples_per_s;
 };
 
@@ -85,9 +88,11 @@ struct TrainResult {
 // and a burst of load from a neighbour hits all of them alike.
 class TrainingRun {
  public:
-  TrainingRun(Runtime& runtime, int replicas, ApplyPath path, const Batches& data)
+  TrainingRun(Runtime& runtime, int replicas, ApplyPath path, int per_execution,
+              const Batches& data)
       : replicas_(replicas),
         path_(path),
+        per_execution_(per_execution),
         strategy_(runtime.system(), cpu_devices(replicas), ring_options()) {
     // Scopes are per thread and do not nest across strategies: enter it only while in use.
     auto scope = strategy_.scope();
@@ -100,6 +105,7 @@ class TrainingRun {
     }
   }
   int replicas() const { return replicas_; }
+  int per_execution() const { return per_execution_; }
   static ModelConfig mlp_config() {
     ModelConfig c;
     c.input_dim = kInput;
@@ -110,12 +116,18 @@ class TrainingRun {
   /// The path the trainer takes (automatic resolved against the strategy).
   ApplyPath path() { return resolve_apply_path(path_, strategy_); }
 
-  /// Runs `steps` steps; returns examples/s.
+  /// Runs `steps` steps, per_execution() of them per strategy.run; returns examples/s.
   double run(int steps) {
     auto scope = strategy_.scope();
     auto start = std::chrono::steady_clock::now();
-    for (int s = 0; s < steps; ++s, ++next_)
-      trainer_->train_step(x_[next_ % x_.size()], y_[next_ % y_.size()]);
+    for (int done = 0; done < steps;) {
+      std::vector<ValueArg> x, y;
+      for (int k = 0; k < per_execution_ && done < steps; ++k, ++done, ++next_) {
+        x.push_back(x_[next_ % x_.size()]);
+        y.push_back(y_[next_ % y_.size()]);
+      }
+      trainer_->train_steps(x, y);
+    }
     return double(steps * kGlobalBatch) / seconds_since(start);
   }
 
@@ -135,6 +147,7 @@ class TrainingRun {
 
   int replicas_;
   ApplyPath path_;
+  int per_execution_;
   MirroredStrategy strategy_;
   std::unique_ptr<Trainer> trainer_;
   std::vector<PerReplica> x_, y_;
@@ -194,11 +207,14 @@ const char* path_name(ApplyPath p) {
 int run_train_bench(const std::vector<std::string>& args) {
   po::options_description options("troupe bench train options");
   bool json = false;
-  int steps = 20, warmup = 5, rounds = 5;
+  int steps = 20, warmup = 5, rounds = 5, per_execution = kStepsPerExecution;
   options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "steps", po::value(&steps)->default_value(20), "timed steps per round and configuration")(
       "rounds", po::value(&rounds)->default_value(5), "interleaved rounds; the best is reported")(
-      "warmup", po::value(&warmup)->default_value(5), "untimed steps first");
+      "warmup", po::value(&warmup)->default_value(5), "untimed steps first")(
+      "steps-per-execution", po::value(&per_execution)->default_value(kStepsPerExecution),
+      "training steps per strategy.run (experiment key train.steps_per_execution); the table "
+      "adds 1 for comparison");
   po::variables_map vm;
   if (!parse_command_line("troupe bench train [--json] [--steps N] [--rounds N]", args, options,
                           vm))
@@ -206,16 +222,26 @@ int run_train_bench(const std::vector<std::string>& args) {
   if (steps < 1) throw po::error("--steps must be >= 1, got " + std::to_string(steps));
   if (rounds < 1) throw po::error("--rounds must be >= 1, got " + std::to_string(rounds));
   if (warmup < 0) throw po::error("--warmup must be >= 0, got " + std::to_string(warmup));
+  if (per_execution < 1)
+    throw po::error("--steps-per-execution must be >= 1, got " + std::to_string(per_execution));
 
   auto kernels = default_kernels();
   Ops ops(*kernels);
   const Batches data = make_batches(8);
   Runtime runtime;
   std::vector<std::unique_ptr<TrainingRun>> runs;
-  // The default path first (1 and 2 replicas, what --json reports), then the other one.
-  runs.push_back(std::make_unique<TrainingRun>(runtime, 1, ApplyPath::automatic, data));
-  runs.push_back(std::make_unique<TrainingRun>(runtime, 2, ApplyPath::automatic, data));
-  runs.push_back(std::make_unique<TrainingRun>(runtime, 2, ApplyPath::merge_call, data));
+  // What troupe run does by default first (1 and 2 replicas, what --json reports), then the
+  // other path, then one step per strategy.run.
+  auto add = [&](int replicas, ApplyPath path, int k) {
+    runs.push_back(std::make_unique<TrainingRun>(runtime, replicas, path, k, data));
+  };
+  add(1, ApplyPath::automatic, per_execution);
+  add(2, ApplyPath::automatic, per_execution);
+  add(2, ApplyPath::merge_call, per_execution);
+  if (per_execution != 1) {
+    add(1, ApplyPath::automatic, 1);
+    add(2, ApplyPath::automatic, 1);
+  }
   for (auto& r : runs) r->run(warmup);
   // Best of `rounds` interleaved rounds: the machine is shared, so the best round is the one
   // least disturbed by others (the limit below is a best-of too).
@@ -227,14 +253,16 @@ int run_train_bench(const std::vector<std::string>& args) {
   const double limit = sgemm * 1e9 / flops_per_example();
   std::vector<TrainResult> results;
   for (size_t i = 0; i < runs.size(); ++i)
-    results.push_back({runs[i]->replicas(), runs[i]->path(), best[i]});
+    results.push_back({runs[i]->replicas(), runs[i]->path(), runs[i]->per_execution(), best[i]});
   if (json) {
     std::printf("{\"limits\":{\"sgemm_gflops\":%.3f,\"examples_per_s_limit\":%.1f},\"results\":[",
                 sgemm, limit);
-    for (size_t i = 0; i < 2; ++i)  // the default (automatic) path
-      std::printf("%s{\"replicas\":%d,\"examples_per_s\":%.1f,\"ratio_to_limit\":%.3f}",
-                  i ? "," : "", results[i].replicas, results[i].examples_per_s,
-                  results[i].examples_per_s / (limit * results[i].replicas));
+    for (size_t i = 0; i < 2; ++i)  // troupe run's defaults
+      std::printf(
+          "%s{\"replicas\":%d,\"steps_per_execution\":%d,\"examples_per_s\":%.1f,"
+          "\"ratio_to_limit\":%.3f}",
+          i ? "," : "", results[i].replicas, results[i].per_execution, results[i].examples_per_s,
+          results[i].examples_per_s / (limit * results[i].replicas));
     std::printf("]}\n");
     return 0;
   }
@@ -244,10 +272,11 @@ int run_train_bench(const std::vector<std::string>& args) {
   const double parallel = measure_parallel_sgemm_gflops(ops, 2);
   std::printf("sgemm, 2 threads at once (measured) %9.3f GFLOP/s = %.2f x 1 thread\n", parallel,
               parallel / sgemm);
-  std::printf("%-9s %-11s %14s %16s\n", "replicas", "path", "examples/s", "ratio_to_limit");
+  std::printf("%-9s %-11s %10s %14s %16s\n", "replicas", "path", "steps/run", "examples/s",
+              "ratio_to_limit");
   for (auto& r : results)
-    std::printf("%-9d %-11s %14.1f %16.3f\n", r.replicas, path_name(r.path), r.examples_per_s,
-                r.examples_per_s / (limit * r.replicas));
+    std::printf("%-9d %-11s %10d %14.1f %16.3f\n", r.replicas, path_name(r.path), r.per_execution,
+                r.examples_per_s, r.examples_per_s / (limit * r.replicas));
   for (int threads : {1, 2}) {
     double bare = 0;
     for (int round = 0; round < rounds; ++round)
@@ -255,8 +284,11 @@ int run_train_bench(const std::vector<std::string>& args) {
     std::printf("unsynchronised threads, %d          %9.1f examples/s (the runtime's ceiling)\n",
                 threads, bare);
   }
-  std::printf("speed-up 2 vs 1 replica (default path): %.2fx\n",
-              results[1].examples_per_s / results[0].examples_per_s);
+  std::printf("speed-up 2 vs 1 replica (troupe run's defaults, %d steps/run): %.2fx\n",
+              per_execution, results[1].examples_per_s / results[0].examples_per_s);
+  if (per_execution != 1)
+    std::printf("speed-up 2 vs 1 replica (1 step/run): %.2fx\n",
+                results[4].examples_per_s / results[3].examples_per_s);
   return 0;
 }
 

@@ -1,9 +1,12 @@
 #include "coordinator/replica_context.hpp"
 
+#include <algorithm>
+
 #include "coordinator/context.hpp"
 #include "coordinator/strategy.hpp"
 #include "coordinator/tensor_fusion.hpp"
 #include "coordinator/tensor_reductions.hpp"
+#include "core/packing.hpp"
 
 namespace troupe {
 namespace {
@@ -22,6 +25,19 @@ class CrossReplicaGuard {
  private:
   ThreadContext saved_;
 };
+
+/// Positions of `values` grouped by dtype, in order of first appearance.
+std::vector<std::pair<DType, std::vector<size_t>>> indices_by_dtype(
+    const std::vector<Tensor>& values) {
+  std::vector<std::pair<DType, std::vector<size_t>>> groups;
+  for (size_t i = 0; i < values.size(); ++i) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == values[i].dtype(); });
+    if (it == groups.end()) it = groups.insert(groups.end(), {values[i].dtype(), {}});
+    it->second.push_back(i);
+  }
+  return groups;
+}
 
 }  // namespace
 
@@ -80,20 +96,33 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
   for (auto& v : values) on_host = on_host && v.memory() == MemoryKind::host;
   const bool shared_memory = machine && on_host && machine->options().shared_memory &&
                              machine->kind() == CrossDeviceOpKind::collective_all_reduce;
+  if (shared_memory && num_replicas_in_sync() > 1) {
+    // Every replica sums its segment of the whole list on its own thread, reading the tensors
+    // where they are (no packing copy); tensors of one dtype form one collective.
+    std::vector<Tensor> reduced(values.size());
+    for (auto& [dtype, members] : indices_by_dtype(values)) {
+      std::vector<Tensor> inputs;
+      std::vector<Shape> shapes;
+      for (size_t i : members) {
+        inputs.push_back(values[i]);
+        shapes.push_back(values[i].shape());
+      }
+      auto parts = split_flat(port_.shared_memory_all_reduce(inputs, op == ReduceOp::mean), shapes);
+      for (size_t k = 0; k < members.size(); ++k) reduced[members[k]] = parts[k];
+    }
+    return reduced;
+  }
   if (machine && machine->kind() != CrossDeviceOpKind::nccl_all_reduce &&
-      num_replicas_in_sync() > 1 &&
-      (shared_memory || bytes >= machine->options().peer_threshold_bytes)) {
-    // Every replica does its share of the reduction on its own thread: in shared memory (ring,
-    // any size), or by driving its own peer actor (large ones); the reductions run in parallel.
+      num_replicas_in_sync() > 1 && bytes >= machine->options().peer_threshold_bytes) {
+    // Large values: every replica drives its own peer actor, so the reductions run in parallel.
     TensorFusion fusion(machine->kind(), machine->options(), values);
     Ops ops(*strategy_.kernels());
     std::vector<Tensor> reduced;
     for (size_t p = 0; p < fusion.packs().size(); ++p) {
       const Tensor& pack = fusion.packs()[p];
-      CollectiveCall call{int(machine->kind()), machine->options().chunk_bytes, int64_t(p),
-                          shared_memory, shared_memory && op == ReduceOp::mean};
+      CollectiveCall call{int(machine->kind()), machine->options().chunk_bytes, int64_t(p)};
       Tensor sum = port_.collective(call, pack);
-      if (op == ReduceOp::mean && !shared_memory) sum = divided(ops, sum, num_replicas_in_sync());
+      if (op == ReduceOp::mean) sum = divided(ops, sum, num_replicas_in_sync());
       reduced.push_back(sum.reshape(pack.shape()));
     }
     return fusion.unpack(reduced);

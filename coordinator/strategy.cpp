@@ -4,6 +4,7 @@
 #include "coordinator/device_inventory.hpp"
 #include "coordinator/replica_group.hpp"
 #include "coordinator/tensor_reductions.hpp"
+#include "core/packing.hpp"
 
 namespace troupe {
 namespace {
@@ -18,8 +19,10 @@ class InlinePort final : public MergePort {
     std::vector<std::vector<Tensor>> by_replica{std::move(args)};
     return std::move(runner(std::move(by_replica)).at(0));
   }
-  Tensor collective(const CollectiveCall&, const Tensor& input) override {
-    return input;  // a group of one: every collective is the identity
+  // A group of one: every collective is the identity.
+  Tensor collective(const CollectiveCall&, const Tensor& input) override { return input; }
+  Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs, bool) override {
+    return concat_flat(inputs);
   }
   uint32_t merge_calls() const override { return calls_; }
   uint64_t step() const override { return step_; }

@@ -2,8 +2,7 @@
 // A one-slot, many-round handoff from one producer to one waiting thread.
 // The replica threads of a MirroredStrategy park here while the barrier actor gathers a
 // merge_call; waking them must be far cheaper than a CAF blocking receive (60-180 us measured),
-// so the waiter spins briefly (the usual case: the barrier answers within microseconds) and only
-// then sleeps on a condition variable.
+// so the waiter spins first (core/spin_wait.hpp) and only then sleeps on a condition variable.
 
 #include <atomic>
 #include <chrono>
@@ -12,6 +11,8 @@
 #include <optional>
 #include <thread>
 #include <utility>
+
+#include "core/spin_wait.hpp"
 
 namespace troupe {
 
@@ -31,11 +32,7 @@ class Handoff {
 
   /// Waits up to `timeout` for the round's value and takes it; nullopt on timeout.
   std::optional<T> take(std::chrono::nanoseconds timeout) {
-    // Spin first: a barrier round usually completes within a few microseconds.
-    for (int i = 0; i < kSpins; ++i) {
-      if (ready_.load(std::memory_order_acquire)) return take_ready();
-      if (i % 64 == 63) std::this_thread::yield();
-    }
+    if (spin_until([&] { return ready_.load(std::memory_order_acquire); })) return take_ready();
     std::unique_lock<std::mutex> lock(mutex_);
     if (!cv_.wait_for(lock, timeout, [&] { return ready_.load(std::memory_order_acquire); }))
       return std::nullopt;
@@ -44,8 +41,6 @@ class Handoff {
   }
 
  private:
-  static constexpr int kSpins = 4096;
-
   std::optional<T> take_ready() {
     std::lock_guard<std::mutex> lock(mutex_);
     ready_.store(false, std::memory_order_relaxed);

@@ -88,13 +88,38 @@ std::vector<Tensor> Trainer::replica_step(ReplicaContext& ctx, const Tensor& fea
 }
 
 double Trainer::train_step(const ValueArg& features, const ValueArg& labels) {
-  const int64_t global_batch = rows_of(features, strategy_.num_replicas_in_sync());
+  return train_steps({features}, {labels}).at(0);
+}
+
+std::vector<double> Trainer::train_steps(const std::vector<ValueArg>& features,
+                                         const std::vector<ValueArg>& labels) {
+  if (features.size() != labels.size())
+    throw invalid_argument("train_steps: " + std::to_string(features.size()) +
+                           " feature batches but " + std::to_string(labels.size()) +
+                           " label batches");
+  const int replicas = strategy_.num_replicas_in_sync();
+  std::vector<int64_t> global_batches;
+  std::vector<ValueArg> args;  // features 0, labels 0, features 1, ...
+  for (size_t k = 0; k < features.size(); ++k) {
+    global_batches.push_back(rows_of(features[k], replicas));
+    args.push_back(features[k]);
+    args.push_back(labels[k]);
+  }
+  // Each replica returns the loss sum of every batch it ran, in order.
   auto outputs = strategy_.run(
-      [this, global_batch](ReplicaContext& ctx, const std::vector<Tensor>& args) {
-        return replica_step(ctx, args.at(0), args.at(1), global_batch);
+      [this, &global_batches](ReplicaContext& ctx, const std::vector<Tensor>& a) {
+        std::vector<Tensor> loss_sums;
+        for (size_t k = 0; k < global_batches.size(); ++k)
+          loss_sums.push_back(
+              replica_step(ctx, a.at(2 * k), a.at(2 * k + 1), global_batches[k]).at(0));
+        return loss_sums;
       },
-      {features, labels});
-  return strategy_.reduce(ReduceOp::sum, outputs.at(0)).scalar<double>() / double(global_batch);
+      args);
+  std::vector<double> losses;
+  for (size_t k = 0; k < global_batches.size(); ++k)
+    losses.push_back(strategy_.reduce(ReduceOp::sum, outputs.at(k)).scalar<double>() /
+                     double(global_batches[k]));
+  return losses;
 }
 
 PerReplica Trainer::split_batch(const Tensor& global) const {

@@ -62,6 +62,11 @@ class Trainer {
   /// strategy.run of replica_step; the global batch is the sum of the replicas' rows.
   /// Returns the global mean loss of this batch.
   double train_step(const ValueArg& features, const ValueArg& labels);
+  /// Several steps in one strategy.run (Keras' steps_per_execution): each replica runs
+  /// replica_step on batch 0, 1, ... in turn, so the caller's per-step dispatch is paid once.
+  /// Same result as train_step on each batch in order; returns each batch's global mean loss.
+  std::vector<double> train_steps(const std::vector<ValueArg>& features,
+                                  const std::vector<ValueArg>& labels);
   /// Rows of a global batch split evenly across the replicas, as views (no copy); the first
   /// replicas get one row more when it does not divide.
   PerReplica split_batch(const Tensor& global) const;

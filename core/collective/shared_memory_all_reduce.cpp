@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/collective/chunk_layout.hpp"
+#include "core/spin_wait.hpp"
 
 namespace troupe {
 namespace {
@@ -13,8 +14,6 @@ namespace {
 // Elements summed per block: the partial result of a block stays in cache while the third and
 // later inputs are added to it.
 constexpr int64_t kBlockElements = 16 * 1024;
-// Spin iterations before sleeping (as Handoff): a round usually completes within microseconds.
-constexpr int kSpins = 4096;
 
 std::string rank_list(const std::vector<int>& ranks) {
   std::string s;
@@ -28,6 +27,7 @@ SharedMemoryAllReduce::SharedMemoryAllReduce(int ranks, std::string label)
     : ranks_(ranks),
       label_(std::move(label)),
       inputs_(size_t(std::max(ranks, 0))),
+      arrived_rank_(size_t(std::max(ranks, 0)), false),
       finished_rank_(size_t(std::max(ranks, 0)), false) {
   if (ranks <= 0)
     throw invalid_argument("shared-memory all-reduce " + label_ + ": group of " +
@@ -49,11 +49,12 @@ void SharedMemoryAllReduce::abort(const std::string& why) {
 
 void SharedMemoryAllReduce::await_all(const std::atomic<int>& counter, const char* stage,
                                       std::chrono::steady_clock::time_point deadline) {
-  for (int i = 0; i < kSpins; ++i) {
-    if (counter.load(std::memory_order_acquire) == ranks_) return;
-    if (failed_.load(std::memory_order_acquire)) break;
-    if (i % 64 == 63) std::this_thread::yield();
-  }
+  if (spin_until([&] {
+        return counter.load(std::memory_order_acquire) == ranks_ ||
+               failed_.load(std::memory_order_acquire);
+      }) &&
+      !failed_.load(std::memory_order_acquire))
+    return;
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait_until(lock, deadline, [&] {
     return counter.load(std::memory_order_acquire) == ranks_ ||
@@ -63,8 +64,7 @@ void SharedMemoryAllReduce::await_all(const std::atomic<int>& counter, const cha
   if (counter.load(std::memory_order_acquire) == ranks_) return;
   std::vector<int> missing;
   for (int r = 0; r < ranks_; ++r)
-    if (&counter == &arrived_ ? !inputs_[size_t(r)].defined() : !finished_rank_[size_t(r)])
-      missing.push_back(r);
+    if (!(&counter == &arrived_ ? arrived_rank_ : finished_rank_)[size_t(r)]) missing.push_back(r);
   fail_locked("shared-memory all-reduce " + label_ + ": rank(s) " + rank_list(missing) +
               " did not " + stage + " in time");
   throw deadline_exceeded(error_);
@@ -72,26 +72,53 @@ void SharedMemoryAllReduce::await_all(const std::atomic<int>& counter, const cha
 
 Tensor SharedMemoryAllReduce::run(int rank, const Tensor& input, const SharedMemoryReduce& how,
                                   std::chrono::nanoseconds timeout) {
+  if (!input.defined())
+    throw invalid_argument("shared-memory all-reduce " + label_ + " rank " + std::to_string(rank) +
+                           ": input tensor is undefined");
+  return run(rank, std::vector<Tensor>{input}, how, timeout).reshape(input.shape());
+}
+
+Tensor SharedMemoryAllReduce::run(int rank, const std::vector<Tensor>& inputs,
+                                  const SharedMemoryReduce& how, std::chrono::nanoseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::string who = "shared-memory all-reduce " + label_ + " rank " + std::to_string(rank);
-  if (!input.defined()) throw invalid_argument(who + ": input tensor is undefined");
   if (!how.reduce) throw invalid_argument(who + ": no reduce function given");
+  std::vector<int64_t> counts;
+  int64_t total = 0;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k].defined())
+      throw invalid_argument(who + ": input tensor " + std::to_string(k) + " is undefined");
+    if (inputs[k].dtype() != inputs[0].dtype())
+      throw invalid_argument(who + ": inputs mix " + std::string(dtype_name(inputs[0].dtype())) +
+                             " and " + std::string(dtype_name(inputs[k].dtype())));
+    counts.push_back(inputs[k].num_elements());
+    total += counts.back();
+  }
+  const DType dtype = inputs.empty() ? DType::float32 : inputs[0].dtype();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (failed_.load(std::memory_order_relaxed)) throw aborted(error_);
-    if (rank < 0 || rank >= ranks_ || inputs_[size_t(rank)].defined())
+    if (rank < 0 || rank >= ranks_ || arrived_rank_[size_t(rank)])
       throw invalid_argument(who + ": rank outside the group of " + std::to_string(ranks_) +
                              " or arrived twice");
     if (!output_.defined()) {
-      output_ = Tensor(input.dtype(), Shape{input.num_elements()});
-    } else if (output_.dtype() != input.dtype() || output_.num_elements() != input.num_elements()) {
-      const std::string why = who + " passed " + input.description() + " but an earlier rank " +
-                              "passed " + std::to_string(output_.num_elements()) + " " +
-                              std::string(dtype_name(output_.dtype())) + " elements";
+      output_ = Tensor(dtype, Shape{total});
+      counts_ = counts;
+    } else if (output_.dtype() != dtype || counts_ != counts) {
+      auto describe = [](DType d, const std::vector<int64_t>& c) {
+        std::string s =
+            std::to_string(c.size()) + " " + std::string(dtype_name(d)) + " tensor(s) of [";
+        for (size_t k = 0; k < c.size(); ++k) s += (k ? ", " : "") + std::to_string(c[k]);
+        return s + "] elements";
+      };
+      const std::string why = who + " passed " + describe(dtype, counts) +
+                              " but an earlier rank passed " + describe(output_.dtype(), counts_);
       fail_locked(why);
       throw invalid_argument(why);
     }
-    inputs_[size_t(rank)] = input.reshape(Shape{input.num_elements()});
+    auto& mine = inputs_[size_t(rank)];
+    for (auto& t : inputs) mine.push_back(t.reshape(Shape{t.num_elements()}));
+    arrived_rank_[size_t(rank)] = true;
     arrived_.fetch_add(1, std::memory_order_acq_rel);
   }
   cv_.notify_all();
@@ -105,41 +132,50 @@ Tensor SharedMemoryAllReduce::run(int rank, const Tensor& input, const SharedMem
   cv_.notify_all();
   // Inputs stay borrowed until every rank has read them: nobody returns before the last sum.
   await_all(finished_, "finish", deadline);
-  return output_.reshape(input.shape());
+  return output_;
 }
 
 void SharedMemoryAllReduce::sum_segment(int rank, const SharedMemoryReduce& how) {
   const ElementRange segment = split_evenly(output_.num_elements(), ranks_)[size_t(rank)];
   const DType dtype = output_.dtype();
   const size_t elem = dtype_size(dtype);
-  auto at = [&](Tensor& t, int64_t i) {
-    return static_cast<char*>(t.raw_data()) + size_t(i) * elem;
+  auto at = [&](const Tensor& t, int64_t i) {
+    return static_cast<const char*>(t.raw_data()) + size_t(i) * elem;
   };
-  for (int64_t b = segment.begin; b < segment.end(); b += kBlockElements) {
-    const int64_t n = std::min(kBlockElements, segment.end() - b);
-    char* dst = at(output_, b);
-    if (ranks_ == 1) {
-      std::memcpy(dst, at(inputs_[0], b), size_t(n) * elem);
-    } else if (how.reduce_into) {
-      how.reduce_into(dst, at(inputs_[0], b), at(inputs_[1], b), dtype, n);
-    } else {
-      std::memcpy(dst, at(inputs_[0], b), size_t(n) * elem);
-      how.reduce(dst, at(inputs_[1], b), dtype, n);
-    }
-    for (int k = 2; k < ranks_; ++k) how.reduce(dst, at(inputs_[size_t(k)], b), dtype, n);
-    if (how.mean) {
-      dispatch_dtype(dtype, [&](auto zero) {
-        using T = decltype(zero);
-        T* p = reinterpret_cast<T*>(dst);
-        if constexpr (std::is_floating_point_v<T>) {
-          const T factor = T(1.0 / double(ranks_));
-          for (int64_t i = 0; i < n; ++i) p[i] *= factor;
-        } else {
-          for (int64_t i = 0; i < n; ++i) p[i] /= T(ranks_);
-        }
-      });
+  // Input k covers [offset, offset + counts_[k]) of the result; sum its part of the segment.
+  int64_t offset = 0;
+  for (size_t k = 0; k < counts_.size(); offset += counts_[k], ++k) {
+    const int64_t first = std::max(segment.begin, offset);
+    const int64_t last = std::min(segment.end(), offset + counts_[k]);
+    for (int64_t b = first; b < last; b += kBlockElements) {
+      const int64_t n = std::min(kBlockElements, last - b);
+      const int64_t i = b - offset;  // position within input k
+      char* dst = static_cast<char*>(output_.raw_data()) + size_t(b) * elem;
+      if (ranks_ == 1) {
+        std::memcpy(dst, at(inputs_[0][k], i), size_t(n) * elem);
+      } else if (how.reduce_into) {
+        how.reduce_into(dst, at(inputs_[0][k], i), at(inputs_[1][k], i), dtype, n);
+      } else {
+        std::memcpy(dst, at(inputs_[0][k], i), size_t(n) * elem);
+        how.reduce(dst, at(inputs_[1][k], i), dtype, n);
+      }
+      for (int r = 2; r < ranks_; ++r) how.reduce(dst, at(inputs_[size_t(r)][k], i), dtype, n);
+      if (how.mean) divide(dst, dtype, n);
     }
   }
+}
+
+void SharedMemoryAllReduce::divide(char* dst, DType dtype, int64_t n) const {
+  dispatch_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* p = reinterpret_cast<T*>(dst);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T factor = T(1.0 / double(ranks_));
+      for (int64_t i = 0; i < n; ++i) p[i] *= factor;
+    } else {
+      for (int64_t i = 0; i < n; ++i) p[i] /= T(ranks_);
+    }
+  });
 }
 
 }  // namespace troupe

@@ -1,7 +1,8 @@
 #pragma once
 // One all-reduce among threads of one process that meet in shared memory. Every rank publishes
-// a view of its input; once all have arrived, rank r sums segment r of every input straight
-// into one result buffer; the round closes when every segment is done and each rank returns
+// views of its inputs (a list of tensors, read as if concatenated: a replica's gradients need no
+// packing copy); once all have arrived, rank r sums segment r of every input straight into one
+// result buffer; the round closes when every segment is done and each rank returns
 // that same buffer. No messages and no scheduler hops: the replicas of an in-process group run
 // on their own threads, so the cheapest path between them is two barriers (NCCL's shared-memory
 // transport plays the same role inside a node). Between processes the ring over collective peer
@@ -41,6 +42,11 @@ class SharedMemoryAllReduce {
   /// dtype or element count, aborted after abort().
   Tensor run(int rank, const Tensor& input, const SharedMemoryReduce& how,
              std::chrono::nanoseconds timeout);
+  /// The same over a list of tensors of one dtype, summed as their concatenation: every rank
+  /// passes as many tensors, with the same element counts in the same order. Returns the flat
+  /// result (1-D, all elements, the list's order).
+  Tensor run(int rank, const std::vector<Tensor>& inputs, const SharedMemoryReduce& how,
+             std::chrono::nanoseconds timeout);
 
   /// Ends the round for every waiting and future caller with `why`.
   void abort(const std::string& why);
@@ -52,13 +58,17 @@ class SharedMemoryAllReduce {
   /// Records the first failure and wakes everyone; call with mutex_ held.
   void fail_locked(const std::string& why);
   void sum_segment(int rank, const SharedMemoryReduce& how);
+  /// dst[0, n) /= ranks_ (the MEAN).
+  void divide(char* dst, DType dtype, int64_t n) const;
 
   const int ranks_;
   const std::string label_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<Tensor> inputs_;  ///< flat views; written under mutex_ before arrival completes
-  std::vector<bool> finished_rank_;
+  /// Per rank, flat views of its inputs; written under mutex_ before arrival completes.
+  std::vector<std::vector<Tensor>> inputs_;
+  std::vector<int64_t> counts_;  ///< element count of each input (set by the first arrival)
+  std::vector<bool> arrived_rank_, finished_rank_;
   Tensor output_;  ///< set by the first arrival, then only read
   std::atomic<int> arrived_{0}, finished_{0};
   std::atomic<bool> failed_{false};

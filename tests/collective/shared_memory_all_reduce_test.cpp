@@ -81,6 +81,80 @@ INSTANTIATE_TEST_SUITE_P(Collective, SharedMemoryAllReduceClosedForm,
                                   std::string(dtype_name(std::get<2>(info.param)));
                          });
 
+// A list of tensors is summed as their concatenation, without packing them: element counts that
+// put tensor boundaries inside segments and blocks (and an empty tensor) over every group size.
+TEST(SharedMemoryAllReduce, ListOfTensorsSumsLikeTheirConcatenation) {
+  const std::vector<int64_t> counts{3, 0, 1001, 40000, 7};
+  for (int n : {1, 2, 3, 4, 7}) {
+    for (bool mean : {false, true}) {
+      SharedMemoryAllReduce group(n, "list");
+      std::vector<std::vector<Tensor>> inputs(static_cast<size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        int64_t offset = 0;
+        for (int64_t c : counts) {  // element i of the concatenation is closed_form_input(r, i)
+          Tensor t(DType::float32, Shape{c});
+          for (int64_t i = 0; i < c; ++i)
+            t.data<float>()[i] = float(closed_form_input(r, offset + i));
+          inputs[size_t(r)].push_back(t);
+          offset += c;
+        }
+      }
+      std::vector<Tensor> results(static_cast<size_t>(n));
+      std::vector<std::thread> threads;
+      for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+          results[size_t(r)] =
+              group.run(r, inputs[size_t(r)], {&testing::add_loop, &add_into_loop, mean}, 10s);
+        });
+      for (auto& t : threads) t.join();
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(results[size_t(r)].shape(), (Shape{3 + 1001 + 40000 + 7}));
+        for (int64_t i = 0; i < results[size_t(r)].num_elements(); ++i) {
+          double want = closed_form_sum(n, i) / (mean ? n : 1);
+          ASSERT_NEAR(element(results[size_t(r)], i), want, 1e-6 * want)
+              << "n " << n << " rank " << r << " i " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(SharedMemoryAllReduce, ListsThatDisagreeOrMixDtypesAreNamed) {
+  {
+    SharedMemoryAllReduce group(2, "lists");
+    std::string error;
+    std::thread first([&] {
+      try {
+        group.run(0, std::vector<Tensor>{Tensor::filled<float>({4}, 1.0f)},
+                  {&testing::add_loop, nullptr, false}, 5s);
+      } catch (const Error& e) {
+        error = e.what();
+      }
+    });
+    std::this_thread::sleep_for(20ms);
+    EXPECT_THROW(group.run(1,
+                           std::vector<Tensor>{Tensor::filled<float>({2}, 1.0f),
+                                               Tensor::filled<float>({2}, 1.0f)},
+                           {&testing::add_loop, nullptr, false}, 5s),
+                 Error);
+    first.join();
+    EXPECT_NE(error.find("rank 1 passed 2 float32 tensor(s) of [2, 2] elements but an earlier "
+                         "rank passed 1 float32 tensor(s) of [4] elements"),
+              std::string::npos)
+        << error;
+  }
+  SharedMemoryAllReduce group(1, "mixed");
+  try {
+    group.run(
+        0, std::vector<Tensor>{Tensor::filled<float>({2}, 1.0f), Tensor::filled<int64_t>({2}, 1)},
+        {&testing::add_loop, nullptr, false}, 5s);
+    ADD_FAILURE() << "mixed dtypes were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("inputs mix float32 and int64"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SharedMemoryAllReduce, KeepsTheInputShape) {
   SharedMemoryAllReduce group(2, "shape");
   Tensor a = Tensor::filled<float>({2, 3}, 1.0f), b = Tensor::filled<float>({2, 3}, 2.0f);
@@ -125,9 +199,11 @@ TEST(SharedMemoryAllReduce, RanksThatDisagreeOnTheElementCountAllFail) {
     errors[1] = e.what();
   }
   first.join();
-  EXPECT_NE(errors[1].find("earlier rank passed 4 float32 elements"), std::string::npos)
-      << errors[1];
-  EXPECT_NE(errors[0].find("earlier rank passed 4"), std::string::npos) << errors[0];
+  const std::string want =
+      "rank 1 passed 1 float32 tensor(s) of [5] elements but an earlier rank passed 1 float32 "
+      "tensor(s) of [4] elements";
+  EXPECT_NE(errors[1].find(want), std::string::npos) << errors[1];
+  EXPECT_NE(errors[0].find(want), std::string::npos) << errors[0];
 }
 
 TEST(SharedMemoryAllReduce, AbortWakesWaitersWithTheReason) {

@@ -178,3 +178,34 @@ TEST_F(MergeCall, ReplicaSlowerThanTheStepTimeoutIsNamedAndTheNextStepStillRuns)
   auto out = s.run_one(step);
   for (int r = 0; r < 3; ++r) EXPECT_EQ(value_of(out.values().at(size_t(r))), float(r));
 }
+
+// A replica that finishes a step without any merge_call does not message the barrier unless a
+// merge_call of that step has begun; both orders must still end in the named error at once.
+TEST_F(MergeCall, ReplicaWithoutMergeCallsIsNamedWhetherItFinishesBeforeOrAfterTheOthersArrive) {
+  MirroredStrategy s(runtime.system(), cpus(3), with_timeouts(std::chrono::seconds(30)));
+  auto noop = [](Strategy&, const std::vector<PerReplica>&) {
+    return std::vector<DistributedValues>{};
+  };
+  for (bool quiet_one_first : {true, false}) {
+    SCOPED_TRACE(quiet_one_first ? "finishes first" : "finishes last");
+    auto start = std::chrono::steady_clock::now();
+    expect_error(
+        [&] {
+          s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+            const bool quiet = c.replica_id_in_sync_group() == 2;
+            if (quiet != quiet_one_first)
+              std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            if (!quiet) c.merge_call(noop, {}, "only");
+            return std::vector<Tensor>{};
+          });
+        },
+        {"different numbers of merge_call calls", "replica 2 finished step",
+         "after 0 merge_call(s)"});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10))
+        << "the error came from the merge timeout, not from the finished replica";
+  }
+  auto ok = s.run_one([](ReplicaContext& c, const std::vector<Tensor>&) {
+    return c.all_reduce(ReduceOp::sum, scalar(1));
+  });
+  EXPECT_EQ(value_of(ok.at(2)), 3.0f);
+}

@@ -71,5 +71,28 @@ TEST_F(SharedMemoryCollective, ActorPeersAndSharedMemoryGiveTheSameSumAndMean) {
   }
 }
 
+// A list of mixed dtypes meets in shared memory once per dtype, each value back in its shape.
+TEST_F(SharedMemoryCollective, AListOfMixedDtypesComesBackInItsShapesAndOrder) {
+  MirroredStrategy s(
+      runtime.system(), cpus(3),
+      with_timeouts(std::chrono::seconds(60), CrossDeviceOpKind::collective_all_reduce));
+  auto out = s.run([](ReplicaContext& c, const std::vector<Tensor>&) {
+    int r = c.replica_id_in_sync_group();
+    return c.all_reduce(ReduceOp::sum,
+                        {Tensor::filled<float>({2, 3}, float(r + 1)),
+                         Tensor::filled<int64_t>({4}, int64_t(10 * (r + 1))),
+                         Tensor::filled<float>({5}, 0.5f), Tensor::filled<int64_t>({1}, 1)});
+  });
+  ASSERT_EQ(out.size(), 4u);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(out[0].at(size_t(r)).shape(), (Shape{2, 3}));
+    EXPECT_EQ(out[0].at(size_t(r)).data<float>()[5], 6.0f);
+    EXPECT_EQ(out[1].at(size_t(r)).dtype(), DType::int64);
+    EXPECT_EQ(out[1].at(size_t(r)).data<int64_t>()[3], 60);
+    EXPECT_EQ(out[2].at(size_t(r)).data<float>()[4], 1.5f);
+    EXPECT_EQ(out[3].at(size_t(r)).data<int64_t>()[0], 3);
+  }
+}
+
 }  // namespace
 }  // namespace troupe

@@ -223,3 +223,64 @@ TEST_F(Training, StepsUpdateVariablesInPlaceWithoutCopies) {
         EXPECT_EQ(component.read().raw_data(), before[i++]) << component.name();
   }
 }
+
+// steps_per_execution: several steps in one strategy.run are the same steps, bit for bit, with
+// the same losses, including a last batch that does not split evenly.
+TEST_F(Training, TrainStepsInOneRunEqualOneRunPerStepBitwise) {
+  auto registry = ModelRegistry::with_builtins();
+  ModelConfig c;
+  c.input_dim = 6;
+  c.hidden = {5};
+  c.classes = 3;
+  std::vector<std::pair<Tensor, Tensor>> batches;
+  for (int i = 0; i < 5; ++i) {
+    int64_t rows = i == 4 ? 7 : 12;
+    std::vector<int32_t> labels;
+    for (int64_t k = 0; k < rows; ++k) labels.push_back(int32_t((k * 7 + i) % 3));
+    batches.push_back({Tensor::random_normal({rows, 6}, uint64_t(50 + i)),
+                       Tensor::from_vector<int32_t>({rows}, labels)});
+  }
+  for (int replicas : {1, 2, 3}) {
+    SCOPED_TRACE(replicas);
+    MirroredStrategy one_by_one(runtime.system(), cpus(replicas)),
+        together(runtime.system(), cpus(replicas));
+    std::vector<double> losses_one, losses_together;
+    std::vector<Tensor> params_one, params_together;
+    {
+      auto scope = one_by_one.scope();
+      Trainer t(one_by_one, registry.create_model("mlp", c), {OptimizerKind::adam, 0.05});
+      for (auto& [x, y] : batches)
+        losses_one.push_back(t.train_step(t.split_batch(x), t.split_batch(y)));
+      for (auto& p : t.parameters()) params_one.push_back(p.clone());
+    }
+    {
+      auto scope = together.scope();
+      Trainer t(together, registry.create_model("mlp", c), {OptimizerKind::adam, 0.05});
+      std::vector<ValueArg> xs, ys;
+      for (auto& [x, y] : batches) {
+        xs.push_back(t.split_batch(x));
+        ys.push_back(t.split_batch(y));
+      }
+      losses_together = t.train_steps(xs, ys);
+      EXPECT_EQ(t.optimizer().iterations(), 5);
+      for (auto& p : t.parameters()) params_together.push_back(p.clone());
+    }
+    EXPECT_EQ(losses_together, losses_one);
+    ASSERT_EQ(params_together.size(), params_one.size());
+    for (size_t k = 0; k < params_one.size(); ++k)
+      EXPECT_EQ(params_together[k].to_vector<float>(), params_one[k].to_vector<float>()) << k;
+  }
+}
+
+TEST_F(Training, TrainStepsNamesMismatchedBatchLists) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto scope = s.scope();
+  ModelConfig c;
+  c.input_dim = 2;
+  Trainer t(s, make_linear_regression(c), {OptimizerKind::sgd, 0.1});
+  expect_error(
+      [&] {
+        t.train_steps({Tensor::zeros(DType::float32, {2, 2})}, {});
+      },
+      {"train_steps: 1 feature batches but 0 label batches"});
+}
