@@ -144,6 +144,16 @@ std::vector<Mirrored> AllReduceCrossDeviceOps::batch_reduce_implementation(
 
 std::vector<Mirrored> AllReduceCrossDeviceOps::all_reduce(
     ReduceOp op, const std::vector<DistributedValues>& values) {
+  // The algorithms' messages run on this thread with host reductions: GPU memory would be read
+  // as host memory. GPUs reduce through NcclAllReduce (MirroredStrategy's default for them).
+  for (auto& value : values)
+    for (size_t i = 0; i < value.size(); ++i)
+      if (value.at(i).memory() != MemoryKind::host)
+        throw unimplemented(std::string(cross_device_op_name(kind_)) +
+                            " in one process reduces host memory, but component " +
+                            std::to_string(i) + " of a value lives on " + value.devices().at(i) +
+                            "; use nccl_all_reduce (the default for GPUs) or "
+                            "reduction_to_one_device");
   if (kind_ == CrossDeviceOpKind::collective_all_reduce &&
       std::all_of(values.begin(), values.end(), on_host)) {
     // One thread sums every value directly (all_reduce_one): packs would only add a copy in

@@ -112,7 +112,7 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
     }
     return reduced;
   }
-  if (machine && machine->kind() != CrossDeviceOpKind::nccl_all_reduce &&
+  if (machine && machine->kind() != CrossDeviceOpKind::nccl_all_reduce && on_host &&
       num_replicas_in_sync() > 1 && bytes >= machine->options().peer_threshold_bytes) {
     // Large values: every replica drives its own peer actor, so the reductions run in parallel.
     TensorFusion fusion(machine->kind(), machine->options(), values);

@@ -231,3 +231,27 @@ TEST_F(Mirrored_, NegativeNumPacksIsRejectedWithTheValue) {
   expect_error([&] { MirroredStrategy s(runtime.system(), cpus(2), o); },
                {"requires num_packs >= 0, but -1 is specified"});
 }
+
+// The in-process ring sums host memory on the calling thread; a value on GPUs must be refused by
+// name before anything reads it (tensors adopted as GPU memory stand in for cudaMalloc here).
+TEST(AllReduceOps, RingInOneProcessRefusesGpuComponentsByName) {
+  auto gpu_tensor = [] {
+    auto* bytes = new float[4]{1, 2, 3, 4};
+    auto buffer = std::make_shared<Buffer>(bytes, 4 * sizeof(float), MemoryKind::gpu, 0,
+                                           [](void* p) { delete[] static_cast<float*>(p); });
+    return Tensor(DType::float32, Shape{4}, buffer);
+  };
+  const std::vector<std::string> gpus{"/job:localhost/replica:0/task:0/device:GPU:0",
+                                      "/job:localhost/replica:0/task:0/device:GPU:1"};
+  for (auto kind :
+       {CrossDeviceOpKind::collective_all_reduce, CrossDeviceOpKind::hierarchical_copy}) {
+    auto ops = make_cross_device_ops(kind, default_kernels(), {});
+    for (size_t values : {1u, 2u}) {  // one value, and a batch that would be packed
+      std::vector<ReducePair> pairs;
+      for (size_t k = 0; k < values; ++k)
+        pairs.push_back({PerReplica({gpu_tensor(), gpu_tensor()}, gpus), gpus});
+      expect_error([&] { ops->batch_reduce(ReduceOp::sum, pairs); },
+                   {"reduces host memory", "lives on " + gpus[0], "nccl_all_reduce"});
+    }
+  }
+}
