@@ -5,6 +5,7 @@
 // impossible combinations — is an invalid_argument naming the file, line:column and key path:
 //   experiment.yaml:4:12: model.hidden[1]: expected a positive integer, got "abc"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -44,5 +45,13 @@ train: {steps: 1000, log_every: 50}
 
 /// kDefaultExperimentYaml parsed (source name "<default experiment>").
 proto::Experiment default_experiment();
+
+/// Training steps per strategy.run when train.steps_per_execution is not given.
+inline constexpr int64_t kDefaultStepsPerExecution = 8;
+
+/// The effective train.steps_per_execution (kDefaultStepsPerExecution when the proto holds 0).
+inline int64_t steps_per_execution(const proto::TrainSpec& train) {
+  return train.steps_per_execution() > 0 ? train.steps_per_execution() : kDefaultStepsPerExecution;
+}
 
 }  // namespace troupe::experiment

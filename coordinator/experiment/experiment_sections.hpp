@@ -15,7 +15,8 @@ void read_model(const Field& field, SourceMap& source, proto::ModelSpec* out);
 void read_data(const Field& field, SourceMap& source, proto::DataSpec* out);
 /// optimizer: kind, learning_rate and that kind's hyper-parameters.
 void read_optimizer(const Field& field, SourceMap& source, proto::OptimizerSpec* out);
-/// train: steps, logging and checkpoint cadence, and the step function, one of `step_names`.
+/// train: steps, steps per execution, logging and checkpoint cadence, and the step function, one
+/// of `step_names`.
 void read_train(const Field& field, SourceMap& source, const std::vector<std::string>& step_names,
                 proto::TrainSpec* out);
 

@@ -1,5 +1,6 @@
 #include "coordinator/experiment/plan.hpp"
 
+#include "coordinator/experiment/experiment_file.hpp"
 #include "coordinator/experiment/experiment_sections.hpp"
 #include "core/data/rebatch.hpp"
 #include "core/device_spec.hpp"
@@ -55,6 +56,7 @@ ExperimentPlan make_plan(const proto::Experiment& experiment) {
   plan.strategy = experiment.strategy().kind();
   plan.cross_device_ops = experiment.strategy().cross_device_ops().kind();
   plan.global_batch = experiment.data().global_batch();
+  plan.steps_per_execution = steps_per_execution(experiment.train());
   std::vector<std::string> devices(experiment.strategy().devices().begin(),
                                    experiment.strategy().devices().end());
   if (devices.empty()) devices.push_back("CPU:0");

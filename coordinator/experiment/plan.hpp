@@ -47,6 +47,7 @@ struct ExperimentPlan {
   std::string strategy;          ///< "mirrored", "one_device", "default"
   std::string cross_device_ops;  ///< "" when the strategy does not reduce across devices
   int64_t global_batch = 0;
+  int64_t steps_per_execution = 0;  ///< training steps per strategy.run (after the default)
   std::vector<PlannedReplica> replicas;
   std::vector<PlannedInputWorker> input_workers;
   std::vector<PlannedVariable> variables;
@@ -60,7 +61,8 @@ std::vector<PlannedVariable> model_variables(const proto::ModelSpec& model);
 /// Plans an experiment (already validated by parse_experiment).
 ExperimentPlan make_plan(const proto::Experiment& experiment);
 
-/// One-line JSON: {"name":..., "replicas":[...], "input_workers":[...], "variables":[...], ...}.
+/// One-line JSON: {"name":..., "steps_per_execution":..., "replicas":[...], "input_workers":[...],
+/// "variables":[...], ...}.
 std::string plan_to_json(const ExperimentPlan& plan);
 /// Human-readable tables of the same content.
 std::string plan_to_table(const ExperimentPlan& plan);

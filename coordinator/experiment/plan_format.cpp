@@ -14,6 +14,7 @@ std::string plan_to_json(const ExperimentPlan& plan) {
   json.key("strategy").string(plan.strategy);
   json.key("cross_device_ops").string(plan.cross_device_ops);
   json.key("global_batch").integer(plan.global_batch);
+  json.key("steps_per_execution").integer(plan.steps_per_execution);
   json.key("replicas").begin_array();
   for (const auto& r : plan.replicas) {
     json.begin_object().key("id").integer(r.id).key("device").string(r.device).end_object();
@@ -49,7 +50,8 @@ std::string plan_to_table(const ExperimentPlan& plan) {
   char line[512];
   out << "experiment " << plan.name << ": strategy " << plan.strategy;
   if (!plan.cross_device_ops.empty()) out << " (" << plan.cross_device_ops << ")";
-  out << ", global batch " << plan.global_batch << "\n\nreplicas\n";
+  out << ", global batch " << plan.global_batch << ", " << plan.steps_per_execution
+      << " step(s) per execution\n\nreplicas\n";
   for (const auto& r : plan.replicas) {
     std::snprintf(line, sizeof line, "  %-4d %s\n", r.id, r.device.c_str());
     out << line;

@@ -76,10 +76,13 @@ void read_optimizer(const Field& field, SourceMap& source, proto::OptimizerSpec*
 void read_train(const Field& field, SourceMap& source, const std::vector<std::string>& step_names,
                 proto::TrainSpec* out) {
   MapFields train(field, source,
-                  {"steps", "log_every", "checkpoint_every", "checkpoint_dir", "keep", "step"});
+                  {"steps", "log_every", "checkpoint_every", "checkpoint_dir", "keep", "step",
+                   "steps_per_execution"});
   out->set_steps(read_integer(train.require("steps"), source, 1));
   out->set_step("train_step");
   if (auto step = train.get("step")) out->set_step(read_step_name(*step, source, step_names));
+  if (auto spe = train.get("steps_per_execution"))
+    out->set_steps_per_execution(read_integer(*spe, source, 1));
   if (auto log = train.get("log_every")) out->set_log_every(read_integer(*log, source, 0));
   if (auto every = train.get("checkpoint_every"))
     out->set_checkpoint_every(read_integer(*every, source, 0));

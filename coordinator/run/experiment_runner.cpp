@@ -1,11 +1,14 @@
 #include "coordinator/run/experiment_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 
 #include "coordinator/checkpoint/checkpoint.hpp"
 #include "coordinator/distributed_dataset.hpp"
+#include "coordinator/experiment/experiment_file.hpp"
 #include "coordinator/model/registry.hpp"
 #include "coordinator/model/trainer.hpp"
 #include "coordinator/run/event_writer.hpp"
@@ -76,6 +79,12 @@ int64_t restore(Trainer& trainer, DistributedIterator& iterator, const std::stri
   return ckpt.step;
 }
 
+// The timeline name of the chunk of `count` steps after `done`: "step N" or "steps A-B".
+std::string chunk_name(int64_t done, int64_t count) {
+  if (count == 1) return "step " + std::to_string(done + 1);
+  return "steps " + std::to_string(done + 1) + "-" + std::to_string(done + count);
+}
+
 bool has_accuracy(const proto::Experiment& e) {
   return e.model().kind() == "softmax" || e.model().kind() == "mlp";
 }
@@ -108,6 +117,7 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
   const StepFn step_fn =
       registry.make_step(e.train().step().empty() ? "train_step" : e.train().step(), *trainer);
   const Tensor global_batch_arg = Tensor::from_scalar<int64_t>(global_batch);
+  const int64_t per_execution = experiment::steps_per_execution(e.train());
   auto dataset = experimental_distribute_dataset(system, *strategy, make_training_dataset(e));
   auto iterator = dataset.make_iterator();
 
@@ -141,28 +151,43 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
         save(*trainer, iterator, summary.run_dir, step, replicas, e.train().keep());
   };
 
+  const int64_t checkpoint_every = e.train().checkpoint_every();
   while (step < total) {
     if (options.stop && options.stop->load()) {
       summary.interrupted = true;
       break;
     }
-    std::vector<PerReplica> batch;
-    {
+    // One strategy.run per chunk; a chunk never crosses a log or checkpoint step, so those happen
+    // at the same steps whatever steps_per_execution is.
+    int64_t chunk = std::min(per_execution, total - step);
+    chunk = std::min(chunk, log_every - step % log_every);
+    if (checkpoint_every > 0) chunk = std::min(chunk, checkpoint_every - step % checkpoint_every);
+    std::vector<ValueArg> args;  // features 0, labels 0, global batch, features 1, ...
+    for (int64_t k = 0; k < chunk; ++k) {
       Timeline::Span span(tl, "get_next", "input", 0);
-      batch = iterator.get_next();
+      std::vector<PerReplica> batch = iterator.get_next();
+      args.push_back(std::move(batch.at(0)));
+      args.push_back(std::move(batch.at(1)));
+      args.push_back(global_batch_arg);
     }
     {
-      Timeline::Span span(tl, "step " + std::to_string(step + 1), "step", 0);
+      Timeline::Span span(tl, chunk_name(step, chunk), "step", 0);
       strategy->run(
           [&](ReplicaContext& ctx, const std::vector<Tensor>& a) {
-            Timeline::Span replica_span(tl, "replica_step", "replica",
-                                        ctx.replica_id_in_sync_group() + 1);
-            return step_fn(ctx, a);
+            std::vector<Tensor> outputs;
+            for (int64_t k = 0; k < chunk; ++k) {
+              Timeline::Span replica_span(tl, "replica_step", "replica",
+                                          ctx.replica_id_in_sync_group() + 1);
+              auto out = step_fn(ctx, {a.at(3 * k), a.at(3 * k + 1), a.at(3 * k + 2)});
+              outputs.insert(outputs.end(), std::make_move_iterator(out.begin()),
+                             std::make_move_iterator(out.end()));
+            }
+            return outputs;
           },
-          {batch.at(0), batch.at(1), global_batch_arg});
+          args);
     }
-    ++step;
-    ++window_steps;
+    step += chunk;
+    window_steps += chunk;
     double seconds = std::chrono::duration<double>(Clock::now() - window_start).count();
     point = {step,
              total,
@@ -183,9 +208,7 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
       window_start = Clock::now();
       window_steps = 0;
     }
-    if (e.train().checkpoint_every() > 0 && step % e.train().checkpoint_every() == 0 &&
-        step != total)
-      checkpoint_now();
+    if (checkpoint_every > 0 && step % checkpoint_every == 0 && step != total) checkpoint_now();
   }
   progress.finish();
   checkpoint_now();  // at the end, and when stopped: nothing trained is lost

@@ -44,7 +44,9 @@ struct RunSummary {
 /// checkpoint, corrupt checkpoint — nothing is half-loaded). Each step calls the registry's
 /// `train.step` function with (features, labels, global_batch): this replica's rows and the
 /// global batch size as an int64 scalar, so losses average over the whole batch even when the
-/// replicas' shares differ.
+/// replicas' shares differ. Steps run `train.steps_per_execution` at a time (default 8) in one
+/// strategy.run, each replica calling the step once per batch in order; a chunk stops short at
+/// log and checkpoint steps, so those happen at the same steps whatever the setting.
 RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& experiment,
                           const RunOptions& options);
 

@@ -32,6 +32,7 @@ TEST(CliPlan, NoFilePlansTheEmbeddedDefaultAsJson) {
       << p.out();
   EXPECT_TRUE(contains(p.out(), "\"per_replica_batch_sizes\":[128,128]")) << p.out();
   EXPECT_TRUE(contains(p.out(), "\"shape\":[784,256],\"bytes\":802816")) << p.out();
+  EXPECT_TRUE(contains(p.out(), "\"steps_per_execution\":8")) << p.out();
 }
 
 TEST(CliPlan, TableForAFile) {

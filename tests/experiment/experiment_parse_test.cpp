@@ -137,6 +137,19 @@ TEST(ExperimentParse, AdagradAndFromFunctionWithAnEvenSplit) {
   EXPECT_EQ(e.data().shuffle_buffer(), 10);
 }
 
+TEST(ExperimentParse, StepsPerExecutionDefaultsToEightAndReadsWhenGiven) {
+  auto e = parse_experiment(valid_experiment_yaml());
+  EXPECT_EQ(e.train().steps_per_execution(), 0);  // not given
+  EXPECT_EQ(troupe::experiment::steps_per_execution(e.train()), 8);
+  e = parse_experiment(replace_line(valid_experiment_yaml(),
+                                    "train:", "train: {steps: 100, steps_per_execution: 1}"));
+  EXPECT_EQ(e.train().steps_per_execution(), 1);
+  EXPECT_EQ(troupe::experiment::steps_per_execution(e.train()), 1);
+  e = parse_experiment(replace_line(valid_experiment_yaml(),
+                                    "train:", "train: {steps: 100, steps_per_execution: 32}"));
+  EXPECT_EQ(troupe::experiment::steps_per_execution(e.train()), 32);
+}
+
 TEST(ExperimentParse, EmbeddedDefaultIsTheTwoReplicaMlpDemo) {
   auto e = default_experiment();
   EXPECT_EQ(e.strategy().kind(), "mirrored");

@@ -120,3 +120,19 @@ TEST(ExperimentPlan, TableListsVariablesAndTotals) {
   EXPECT_NE(table.find("[128, 128] = 256"), std::string::npos) << table;
   EXPECT_NE(table.find("203530 parameters"), std::string::npos) << table;
 }
+
+TEST(ExperimentPlan, StepsPerExecutionIsTheEffectiveValue) {
+  ExperimentPlan plan = make_plan(troupe::experiment::default_experiment());
+  EXPECT_EQ(plan.steps_per_execution, 8);  // not given: the default
+  std::string json = plan_to_json(plan);
+  EXPECT_NE(json.find("\"global_batch\":256,\"steps_per_execution\":8,"), std::string::npos)
+      << json;
+  EXPECT_NE(plan_to_table(plan).find("global batch 256, 8 step(s) per execution"),
+            std::string::npos);
+  std::string yaml = replace_line(valid_experiment_yaml(),
+                                  "train:", "train: {steps: 100, steps_per_execution: 3}");
+  plan = make_plan(parse_experiment(yaml));
+  EXPECT_EQ(plan.steps_per_execution, 3);
+  json = plan_to_json(plan);
+  EXPECT_NE(json.find("\"steps_per_execution\":3,"), std::string::npos) << json;
+}
