@@ -142,8 +142,9 @@ std::vector<PerReplica> Strategy::run(const StepFn& fn, const std::vector<ValueA
 PerReplica Strategy::run_one(
     const std::function<Tensor(ReplicaContext&, const std::vector<Tensor>&)>& fn,
     const std::vector<ValueArg>& args) {
-  auto outs = run([&fn](ReplicaContext& c,
-                        const std::vector<Tensor>& a) { return std::vector<Tensor>{fn(c, a)}; },
+  // `fn` by value: after a step timeout a replica may still run the task when this returns.
+  auto outs = run([fn](ReplicaContext& c,
+                       const std::vector<Tensor>& a) { return std::vector<Tensor>{fn(c, a)}; },
                   args);
   return outs.at(0);
 }

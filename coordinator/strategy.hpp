@@ -66,7 +66,10 @@ class Strategy {
   Scope scope() { return Scope(*this); }
 
   /// Runs `fn` once per replica in replica context; replica r gets args[i].for_replica(r).
-  /// Returns one PerReplica per output of fn.
+  /// Returns one PerReplica per output of fn. When a replica misses the step timeout, run
+  /// throws deadline_exceeded while that replica may still be inside `fn` (a thread cannot be
+  /// stopped from outside): whatever `fn` refers to must outlive the strategy, or `fn` must own
+  /// it (capture by value).
   std::vector<PerReplica> run(const StepFn& fn, const std::vector<ValueArg>& args = {});
   /// Convenience for step functions returning one tensor.
   PerReplica run_one(const std::function<Tensor(ReplicaContext&, const std::vector<Tensor>&)>& fn,

@@ -107,7 +107,8 @@ std::vector<double> Trainer::train_steps(const std::vector<ValueArg>& features,
   }
   // Each replica returns the loss sum of every batch it ran, in order.
   auto outputs = strategy_.run(
-      [this, &global_batches](ReplicaContext& ctx, const std::vector<Tensor>& a) {
+      // By value: after a step timeout a replica may still run this when train_steps returned.
+      [this, global_batches](ReplicaContext& ctx, const std::vector<Tensor>& a) {
         std::vector<Tensor> loss_sums;
         for (size_t k = 0; k < global_batches.size(); ++k)
           loss_sums.push_back(
