@@ -11,17 +11,13 @@
 #include "coordinator/run/event_writer.hpp"
 #include "coordinator/run/experiment_runner.hpp"
 #include "coordinator/runtime.hpp"
+#include "tests/run/run_test_util.hpp"
 
 using namespace troupe;
+using troupe::testing::fresh_dir;
+using troupe::testing::run;
 
 namespace {
-
-std::string fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("troupe-run-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  return dir.string();
-}
 
 proto::Experiment small_experiment(int replicas, const std::string& optimizer = "sgd",
                                    int64_t checkpoint_every = 0) {
@@ -40,19 +36,6 @@ proto::Experiment small_experiment(int replicas, const std::string& optimizer = 
                             : "")
        << "}\n";
   return experiment::parse_experiment(yaml.str(), "small.yaml");
-}
-
-RunSummary run(Runtime& runtime, const proto::Experiment& e, const std::string& dir,
-               int64_t steps = 0, bool resume = false, std::string timeline = "") {
-  RunOptions o;
-  o.run_dir = dir;
-  o.steps = steps;
-  o.resume = resume;
-  o.timeline_path = std::move(timeline);
-  o.out = std::tmpfile();
-  auto s = run_experiment(runtime.system(), e, o);
-  std::fclose(o.out);
-  return s;
 }
 
 std::map<std::string, Tensor> model_tensors(const std::string& checkpoint_path) {

@@ -15,17 +15,14 @@
 #include "coordinator/run/event_writer.hpp"
 #include "coordinator/run/experiment_runner.hpp"
 #include "coordinator/runtime.hpp"
+#include "tests/run/run_test_util.hpp"
 
 using namespace troupe;
+using troupe::testing::fresh_dir;
+using troupe::testing::run;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string fresh_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("troupe-spe-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir.string();
-}
 
 // 17 steps, log every 4, checkpoint every 5: chunks of 3 must stop short at both cadences.
 proto::Experiment cadence_experiment(int64_t steps_per_execution) {
@@ -38,19 +35,6 @@ proto::Experiment cadence_experiment(int64_t steps_per_execution) {
        << "train: {steps: 17, log_every: 4, checkpoint_every: 5, checkpoint_dir: runs/spe, "
        << "steps_per_execution: " << steps_per_execution << "}\n";
   return experiment::parse_experiment(yaml.str(), "spe.yaml");
-}
-
-RunSummary run(Runtime& runtime, const proto::Experiment& e, const std::string& dir,
-               int64_t steps = 0, bool resume = false, std::string timeline = "") {
-  RunOptions o;
-  o.run_dir = dir;
-  o.steps = steps;
-  o.resume = resume;
-  o.timeline_path = std::move(timeline);
-  o.out = std::tmpfile();
-  auto s = run_experiment(runtime.system(), e, o);
-  std::fclose(o.out);
-  return s;
 }
 
 std::set<int64_t> checkpoint_steps(const std::string& dir) {
