@@ -25,6 +25,8 @@ int run_plan_command(const std::vector<std::string>& args);
 int run_inspect_command(const std::vector<std::string>& args);
 int run_data_command(const std::vector<std::string>& args);
 int run_cluster_certs_command(const std::vector<std::string>& args);
+int run_server_command(const std::vector<std::string>& args);
+int run_launch_command(const std::vector<std::string>& args);
 
 /// Every subcommand, in help order.
 inline constexpr Command kCommands[] = {
@@ -45,6 +47,10 @@ inline constexpr Command kCommands[] = {
      run_data_command},
     {"cluster-certs", "write a cluster CA and per-node TLS certificates and keys into a directory",
      run_cluster_certs_command},
+    {"server", "one task of a cluster (TF_CONFIG or --cluster/--job/--task): trains as a worker",
+     run_server_command},
+    {"launch", "start a local cluster of N `troupe server` processes and train an experiment",
+     run_launch_command},
 };
 
 }  // namespace troupe::cli

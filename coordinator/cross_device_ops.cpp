@@ -37,6 +37,7 @@ Transport CrossDeviceOps::all_reduce_transport(int replicas, bool values_on_host
   TransportQuery q;
   q.algorithm = kind();
   q.replicas = replicas;
+  q.workers = workers();
   q.values_on_host = values_on_host;
   q.bytes = bytes;
   q.one_thread_holds_all = one_thread_holds_all;
@@ -48,8 +49,9 @@ Transport CrossDeviceOps::all_reduce_transport(int replicas, bool values_on_host
 Mirrored CrossDeviceOps::reduce(ReduceOp op, const DistributedValues& value,
                                 const std::vector<std::string>& destinations) {
   check_destinations(destinations);
-  // Shortcut (spec §2.6): one component already on the destination is its own result.
-  if (value.size() == 1 && devices_match(value.devices(), destinations))
+  // Shortcut (spec §2.6): one component already on the destination is its own result (in one
+  // worker; across workers the component is only this worker's share).
+  if (workers() == 1 && value.size() == 1 && devices_match(value.devices(), destinations))
     return Mirrored({value.primary()}, destinations);
   return reduce_implementation(op, value, destinations);
 }
@@ -57,7 +59,7 @@ Mirrored CrossDeviceOps::reduce(ReduceOp op, const DistributedValues& value,
 std::vector<Mirrored> CrossDeviceOps::batch_reduce(ReduceOp op,
                                                    const std::vector<ReducePair>& pairs) {
   for (auto& p : pairs) check_destinations(p.destinations);
-  bool shortcut = std::all_of(pairs.begin(), pairs.end(), [](const ReducePair& p) {
+  bool shortcut = workers() == 1 && std::all_of(pairs.begin(), pairs.end(), [](const ReducePair& p) {
     return p.value.size() == 1 && devices_match(p.value.devices(), p.destinations);
   });
   if (shortcut && !pairs.empty()) {

@@ -47,6 +47,8 @@ class CrossDeviceOps {
   virtual CrossDeviceOpKind kind() const = 0;
   std::string name() const { return std::string(cross_device_op_name(kind())); }
   const AllReduceOptions& options() const { return options_; }
+  /// Workers (processes) whose replicas this op reduces together: 1 except across processes.
+  virtual int workers() const { return 1; }
 
   /// How an all-reduce of `bytes` over `replicas` travels with this op (choose_transport):
   /// asked by replica threads (one_thread_holds_all false) or by a merge function (true).

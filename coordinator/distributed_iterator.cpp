@@ -119,10 +119,26 @@ struct DistributedIterator::Impl {
       for (size_t r = 0; r < s.elements.size(); ++r)
         per_replica.push_back(s.has_data[r] ? std::optional<data::Element>(std::move(s.elements[r]))
                                             : std::nullopt);
-    auto filled = data::fill_missing_replicas(per_replica, config.element_spec);
-    if (!filled) {
-      ended = true;
-      return std::nullopt;
+    std::optional<std::vector<data::Element>> filled;
+    if (config.count_across_workers) {
+      // Another worker may still have data when this one has none: then every local replica
+      // takes an empty batch, so the step (and its collectives) still happens here.
+      const int64_t mine = data::count_replicas_with_data(per_replica);
+      if (config.count_across_workers(mine) == 0) {
+        ended = true;
+        return std::nullopt;
+      }
+      if (mine > 0) {
+        filled = data::fill_missing_replicas(per_replica, config.element_spec);
+      } else {
+        filled = data::empty_replicas(per_replica.size(), config.element_spec);
+      }
+    } else {
+      filled = data::fill_missing_replicas(per_replica, config.element_spec);
+      if (!filled) {
+        ended = true;
+        return std::nullopt;
+      }
     }
     size_t components = config.element_spec.size();
     std::vector<PerReplica> out;

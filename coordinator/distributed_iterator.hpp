@@ -5,6 +5,7 @@
 // the element spec. Only when the count is 0 everywhere does the iteration end. Not thread-safe:
 // one caller pulls from it.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,10 @@ struct DistributedIteratorConfig {
   /// The strategy the dataset was distributed for: get_next refuses to run while a different
   /// strategy's scope is current (only compared, never dereferenced).
   const void* strategy = nullptr;
+  /// Across processes (this process is one of several workers): how many replicas of every
+  /// worker got data this step, given this worker's count. Every worker calls it once per step,
+  /// so all reach the same end-of-data decision (spec §2.8.4). Unset: this process's count.
+  std::function<int64_t(int64_t)> count_across_workers;
 };
 
 /// Iterates a distributed dataset: one PerReplica per element component per step.

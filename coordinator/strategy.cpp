@@ -86,7 +86,7 @@ Strategy::Strategy(std::string name, caf::actor_system* system, std::vector<std:
     : name_(std::move(name)),
       kernels_(std::move(kernels)),
       extended_(*this, std::move(devices), std::move(cross_device_ops)) {
-  const int n = num_replicas_in_sync();
+  const int n = num_local_replicas();
   if (system)
     group_ = std::make_unique<ReplicaGroup>(
         *system, n, ReplicaGroupOptions{options.merge_timeout, options.step_timeout});
@@ -112,7 +112,7 @@ std::vector<std::vector<Tensor>> Strategy::run_tasks(const StepFn& fn,
   if (get_replica_context())
     throw failed_precondition(name_ + ".run() called inside a replica function");
   check_usable("run()");
-  const size_t n = size_t(num_replicas_in_sync());
+  const size_t n = size_t(num_local_replicas());
   std::vector<std::vector<Tensor>> per_replica_args(n);
   for (size_t r = 0; r < n; ++r)
     for (auto& a : args) per_replica_args[r].push_back(a.for_replica(r, n));
@@ -193,15 +193,24 @@ Tensor Strategy::reduce(ReduceOp op, const ValueArg& value, std::optional<int> a
   if (!axis) return reduce_to_host(op, dv);
   // With an axis: each replica reduces its own dimension `axis` first; MEAN then divides the
   // summed numerators by the summed denominators, a true mean over unequal batches.
-  std::vector<Tensor> numerators;
-  int64_t denominator = 0;
+  // The denominators are reduced like the numerators, so that across workers the mean counts
+  // every worker's rows.
+  std::vector<Tensor> numerators, denominators;
   for (auto& part : dv.values()) {
     auto s = sum_over_axis(ops, part, *axis);
     numerators.push_back(s.numerator);
-    denominator += s.denominator;
+    denominators.push_back(Tensor::from_scalar<int64_t>(s.denominator));
   }
   Tensor total = reduce_to_host(ReduceOp::sum, PerReplica(numerators, dv.devices()));
-  return op == ReduceOp::sum ? total : divided(ops, total, denominator);
+  if (op == ReduceOp::sum) return total;
+  int64_t denominator = 0;
+  if (num_workers() == 1) {
+    for (auto& d : denominators) denominator += d.scalar<int64_t>();
+  } else {
+    denominator =
+        reduce_to_host(ReduceOp::sum, PerReplica(denominators, dv.devices())).scalar<int64_t>();
+  }
+  return divided(ops, total, denominator);
 }
 
 std::vector<Tensor> Strategy::experimental_local_results(const ValueArg& value) const {
@@ -242,6 +251,14 @@ std::shared_ptr<VariableStorage> Strategy::make_variable_storage(const std::stri
     copies.emplace_back(copy, devices[i], i == 0 ? initial : copies[0].read(), kernels_);
   }
   return std::make_shared<ReplicaLocalStorage>(std::move(copies));
+}
+
+void Strategy::set_workers(int workers, int index) {
+  if (workers < 1 || index < 0 || index >= workers)
+    throw invalid_argument(name_ + ": worker " + std::to_string(index) + " of " +
+                           std::to_string(workers) + " workers");
+  num_workers_ = workers;
+  worker_index_ = index;
 }
 
 }  // namespace troupe

@@ -50,7 +50,16 @@ class Strategy {
 
   /// "MirroredStrategy", "OneDeviceStrategy", "DefaultStrategy".
   const std::string& name() const { return name_; }
-  int num_replicas_in_sync() const { return int(extended_.worker_devices().size()); }
+  /// Replicas in sync across every worker (TF's num_replicas_in_sync): this process's replicas
+  /// times the number of workers.
+  int num_replicas_in_sync() const { return num_local_replicas() * num_workers(); }
+  /// This process's replicas (one per local device); replica ids in a ReplicaContext, a
+  /// PerReplica's components and a variable's copies are indexed by them.
+  int num_local_replicas() const { return int(extended_.worker_devices().size()); }
+  /// Workers (processes) in sync: 1 except for MultiWorkerMirroredStrategy across processes.
+  int num_workers() const { return num_workers_; }
+  /// This process's index among the workers (0 is the chief).
+  int worker_index() const { return worker_index_; }
   StrategyExtended& extended() { return extended_; }
   const StrategyExtended& extended() const { return extended_; }
   std::shared_ptr<const KernelRegistry> kernels() const { return kernels_; }
@@ -116,12 +125,16 @@ class Strategy {
   /// Default: extended().reduce_to the host device through the cross-device op.
   virtual Tensor reduce_to_host(ReduceOp op, const DistributedValues& value);
 
+  /// For a multi-worker strategy's constructor: this process is worker `index` of `workers`.
+  void set_workers(int workers, int index);
+
  private:
   std::vector<std::vector<Tensor>> run_tasks(const StepFn& fn, const std::vector<ValueArg>& args);
   /// Throws failed_precondition naming the slow replica(s) once a step has timed out.
   void check_usable(const char* call) const;
 
   std::string name_;
+  int num_workers_ = 1, worker_index_ = 0;
   std::shared_ptr<const KernelRegistry> kernels_;
   StrategyExtended extended_;
   std::unique_ptr<ReplicaGroup> group_;

@@ -37,7 +37,8 @@ void read_feature_map(const Field& field, SourceMap& source, const std::string& 
 void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
   MapFields data(field, source,
                  {"kind", "examples", "global_batch", "files", "features", "label", "header",
-                  "shuffle", "shuffle_buffer", "prefetch", "input_dim", "classes", "distribute"});
+                  "shuffle", "shuffle_buffer", "prefetch", "input_dim", "classes", "distribute",
+                  "auto_shard"});
   out->set_kind(
       read_choice(data.require("kind"), source,
                   {"synthetic_classification", "synthetic_regression", "tfrecord", "csv"}));
@@ -88,6 +89,9 @@ void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
   out->set_distribute("dataset");
   if (auto distribute = data.get("distribute"))
     out->set_distribute(read_choice(*distribute, source, {"dataset", "from_function"}));
+  out->set_auto_shard("auto");
+  if (auto shard = data.get("auto_shard"))
+    out->set_auto_shard(read_choice(*shard, source, {"auto", "file", "data", "off"}));
 }
 
 int64_t data_input_dim(const proto::DataSpec& data) {

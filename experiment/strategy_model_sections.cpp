@@ -23,6 +23,16 @@ void read_cross_device_ops(const Field& field, SourceMap& source, proto::CrossDe
     out->set_bytes_per_pack(read_integer(*bytes, source, 0));
 }
 
+void read_communication(const Field& field, SourceMap& source, proto::Communication* out) {
+  MapFields c(field, source, {"implementation", "bytes_per_pack", "timeout_ms"});
+  out->set_implementation("auto");
+  if (auto impl = c.get("implementation"))
+    out->set_implementation(read_choice(*impl, source, {"auto", "ring", "nccl"}));
+  if (auto bytes = c.get("bytes_per_pack"))
+    out->set_bytes_per_pack(read_integer(*bytes, source, 0));
+  if (auto timeout = c.get("timeout_ms")) out->set_timeout_ms(read_integer(*timeout, source, 1));
+}
+
 void read_devices(const Field& field, SourceMap& source, proto::StrategySpec* out) {
   std::set<std::string> seen;
   for (const auto& item : read_list(field, source)) {
@@ -54,9 +64,18 @@ void refuse_keys(const MapFields& model, const SourceMap& source, const std::str
 }  // namespace
 
 void read_strategy(const Field& field, SourceMap& source, proto::StrategySpec* out) {
-  MapFields strategy(field, source, {"kind", "devices", "cross_device_ops"});
-  out->set_kind(
-      read_choice(strategy.require("kind"), source, {"mirrored", "one_device", "default"}));
+  MapFields strategy(field, source, {"kind", "devices", "cross_device_ops", "communication"});
+  out->set_kind(read_choice(strategy.require("kind"), source,
+                            {"mirrored", "multi_worker_mirrored", "one_device", "default"}));
+  if (auto communication = strategy.get("communication")) {
+    if (out->kind() != "multi_worker_mirrored")
+      throw source.error(communication->path,
+                         "only multi_worker_mirrored communicates across workers (strategy.kind "
+                         "is " + out->kind() + ")");
+    read_communication(*communication, source, out->mutable_communication());
+  } else if (out->kind() == "multi_worker_mirrored") {
+    out->mutable_communication()->set_implementation("auto");
+  }
   auto devices = strategy.get("devices");
   if (devices) read_devices(*devices, source, out);
   if (out->kind() == "default" && devices)
@@ -70,6 +89,10 @@ void read_strategy(const Field& field, SourceMap& source, proto::StrategySpec* o
     throw source.error(devices->path, "expected at least one device");
   if (out->devices_size() == 0) out->add_devices("CPU:0");
   if (auto ops = strategy.get("cross_device_ops")) {
+    if (out->kind() == "multi_worker_mirrored")
+      throw source.error(ops->path,
+                         "multi_worker_mirrored reduces through strategy.communication "
+                         "(implementation, bytes_per_pack, timeout_ms), not cross_device_ops");
     if (out->kind() != "mirrored")
       throw source.error(ops->path, "only the mirrored strategy reduces across devices");
     read_cross_device_ops(*ops, source, out->mutable_cross_device_ops());

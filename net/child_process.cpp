@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -35,7 +37,8 @@ void drain(const pollfd& p, int& fd, std::string& into) {
 }  // namespace
 
 ChildProcess::ChildProcess(const std::string& binary, const std::vector<std::string>& args,
-                           const std::vector<std::string>& env) {
+                           const std::vector<std::string>& env,
+                           const ChildProcessOptions& options) {
   // A dead child must fail write_line, not kill the parent.
   ::signal(SIGPIPE, SIG_IGN);
   int in[2], out[2], err[2];
@@ -48,6 +51,8 @@ ChildProcess::ChildProcess(const std::string& binary, const std::vector<std::str
   pid_ = ::fork();
   if (pid_ < 0) throw unavailable("cannot start '" + binary + "': fork failed");
   if (pid_ == 0) {
+    if (options.own_process_group) ::setpgid(0, 0);
+    if (options.parent_death_signal != 0) ::prctl(PR_SET_PDEATHSIG, options.parent_death_signal);
     ::dup2(in[0], STDIN_FILENO);
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1], STDERR_FILENO);
@@ -89,6 +94,36 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds tim
   std::string line = out_.substr(0, nl);
   out_.erase(0, nl + 1);
   return line;
+}
+
+bool ChildProcess::pump_for(std::chrono::milliseconds timeout) {
+  return pump(std::chrono::steady_clock::now() + timeout);
+}
+
+namespace {
+
+std::optional<std::string> take_line(std::string& buffer, bool closed) {
+  auto nl = buffer.find('\n');
+  if (nl == std::string::npos) {
+    if (!closed || buffer.empty()) return std::nullopt;
+    nl = buffer.size();
+  }
+  std::string line = buffer.substr(0, nl);
+  buffer.erase(0, std::min(buffer.size(), nl + 1));
+  return line;
+}
+
+}  // namespace
+
+std::optional<std::string> ChildProcess::take_out_line() { return take_line(out_, out_fd_ < 0); }
+std::optional<std::string> ChildProcess::take_err_line() { return take_line(err_, err_fd_ < 0); }
+
+std::optional<int> ChildProcess::poll_exit() {
+  if (exit_code_) return exit_code_;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_code_;
 }
 
 bool ChildProcess::write_line(const std::string& line) {

@@ -13,6 +13,15 @@
 
 namespace troupe {
 
+/// How a child is detached from its parent's terminal and life.
+struct ChildProcessOptions {
+  /// The child leads a process group of its own, so a terminal's Ctrl-C reaches only the parent
+  /// (which forwards it once: `troupe launch`).
+  bool own_process_group = false;
+  /// Sent to the child when the parent dies (0: none), so no child outlives a killed parent.
+  int parent_death_signal = 0;
+};
+
 /// A running child process; killed (SIGKILL) and reaped when the handle goes away unless it has
 /// already been waited for.
 class ChildProcess {
@@ -20,13 +29,25 @@ class ChildProcess {
   /// Starts `binary args...`. `env` entries "K=V" are set in the child, "K=" removes K.
   /// Throws unavailable when the pipes or the fork fail; an exec failure exits the child with 127.
   ChildProcess(const std::string& binary, const std::vector<std::string>& args,
-               const std::vector<std::string>& env = {});
+               const std::vector<std::string>& env = {}, const ChildProcessOptions& options = {});
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   /// Next stdout line (without '\n'), or nullopt at EOF or when `timeout` passes first.
   std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+
+  /// Reads what either pipe has until `timeout` passes or something arrives; false when
+  /// nothing did (or both pipes are closed).
+  bool pump_for(std::chrono::milliseconds timeout);
+  /// The next complete line read from stdout / stderr (and the rest once the pipe is closed),
+  /// without reading more; nullopt when there is none.
+  std::optional<std::string> take_out_line();
+  std::optional<std::string> take_err_line();
+  /// Both output pipes are closed (the child exited or closed them).
+  bool output_closed() const { return out_fd_ < 0 && err_fd_ < 0; }
+  /// The exit code (or 128 + signal) when the child has exited, without waiting.
+  std::optional<int> poll_exit();
 
   /// Writes `line` and a newline to the child's stdin; false when the child is gone.
   bool write_line(const std::string& line);

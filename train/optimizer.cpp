@@ -113,10 +113,19 @@ std::string non_finite_message(int64_t step, const std::string& replicas) {
 }  // namespace
 
 bool Optimizer::decide(const std::vector<int>& bad_replicas,
-                       const std::vector<int>& replicas_skipping) {
-  if (bad_replicas.empty()) return true;
+                       const std::vector<int>& replicas_skipping, int64_t bad_elsewhere) {
+  if (bad_replicas.empty() && bad_elsewhere == 0) return true;
   const int64_t step = iterations_.at(size_t(replicas_skipping.at(0))) +
                        skipped_.at(size_t(replicas_skipping.at(0))) + 1;
+  if (bad_replicas.empty()) {
+    // Every worker decides alike: this one skips or stops with the worker that had the NaN.
+    if (on_non_finite_ == OnNonFinite::stop)
+      throw aborted("a replica of another worker had a non-finite loss or gradients at training "
+                    "step " +
+                    std::to_string(step) + " (train.on_nan: stop)");
+    for (int r : replicas_skipping) ++skipped_.at(size_t(r));
+    return false;
+  }
   if (on_non_finite_ == OnNonFinite::stop) {
     // The replicas that were fine echo the failure (aborted), so the step's error leads with a
     // replica whose step was not finite.
@@ -195,7 +204,13 @@ bool Optimizer::apply_by_merge_call(ReplicaContext& ctx, const std::vector<Gradi
         all.push_back(int(r));
         if (to_host(flags[r]).scalar<int64_t>() != 0) bad.push_back(int(r));
       }
-      if (!decide(bad, all)) return std::vector<DistributedValues>{};
+      // Across workers every worker must take the same decision (or the others would wait in
+      // the gradients' all-reduce): the flags are summed over all of them first.
+      int64_t bad_elsewhere = 0;
+      if (strategy.num_workers() > 1)
+        bad_elsewhere = strategy.reduce(ReduceOp::sum, per_replica.back()).scalar<int64_t>() -
+                        int64_t(bad.size());
+      if (!decide(bad, all, bad_elsewhere)) return std::vector<DistributedValues>{};
     }
     std::vector<std::pair<ValueArg, Destinations>> dense_pairs;
     std::vector<ValueArg> update_args(grads.size(), ValueArg(Tensor()));

@@ -80,7 +80,9 @@ class Optimizer {
                            bool finite);
   /// Given the replicas whose step was not finite: true to apply; throws (stop) or counts the
   /// skipped step of `replicas_skipping` (skip_step).
-  bool decide(const std::vector<int>& bad_replicas, const std::vector<int>& replicas_skipping);
+  /// `bad_elsewhere`: replicas of other workers whose step was not finite (multi-worker).
+  bool decide(const std::vector<int>& bad_replicas, const std::vector<int>& replicas_skipping,
+              int64_t bad_elsewhere = 0);
   /// All-reduce path, the reduced gradients not finite: counts the skipped step (skip_step) or
   /// throws, naming this replica when its own loss or gradients were not finite (`mine`).
   bool decide_reduced(int replica, bool mine);

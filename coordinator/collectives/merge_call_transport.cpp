@@ -34,7 +34,7 @@ class MergeCallTransport final : public CollectiveTransport {
 
   Tensor broadcast(const Tensor& value, int root) override {
     require_host(value, "broadcast", context_);
-    const int n = context_.num_replicas_in_sync();
+    const int n = context_.strategy().num_local_replicas();
     if (root < 0 || root >= n)
       throw invalid_argument("broadcast root " + std::to_string(root) + " outside a group of " +
                              std::to_string(n) + " replicas");

@@ -27,14 +27,14 @@ class PeerActorTransport final : public CollectiveTransport {
     for (size_t p = 0; p < fusion.packs().size(); ++p) {
       const Tensor& pack = fusion.packs()[p];
       Tensor sum = sum_over_peers(pack, int64_t(p));
-      if (op == ReduceOp::mean) sum = divided(ops, sum, context_.num_replicas_in_sync());
+      if (op == ReduceOp::mean) sum = divided(ops, sum, context_.strategy().num_local_replicas());
       reduced.push_back(sum.reshape(pack.shape()));
     }
     return fusion.unpack(reduced);
   }
 
   Tensor broadcast(const Tensor& value, int root) override {
-    const int n = context_.num_replicas_in_sync();
+    const int n = context_.strategy().num_local_replicas();
     if (root < 0 || root >= n)
       throw invalid_argument("broadcast root " + std::to_string(root) + " outside a group of " +
                              std::to_string(n) + " replicas");
@@ -46,7 +46,7 @@ class PeerActorTransport final : public CollectiveTransport {
   Tensor all_gather(const Tensor& value) override {
     if (value.shape().rank() == 0)
       throw invalid_argument("all_gather of " + value.description() + ": a scalar has no rows");
-    const int n = context_.num_replicas_in_sync();
+    const int n = context_.strategy().num_local_replicas();
     const int me = context_.replica_id_in_sync_group();
     // Every replica's row count first (dimension 0 may differ), then the rows at their offsets.
     Tensor counts = Tensor::zeros(DType::int64, {n});

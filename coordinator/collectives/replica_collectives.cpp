@@ -35,7 +35,7 @@ CollectiveTransport& ReplicaCollectives::transport_for(const std::vector<Tensor>
     on_host = on_host && v.memory() == MemoryKind::host;
   }
   last_ = context_.strategy().extended().cross_device_ops().all_reduce_transport(
-      context_.num_replicas_in_sync(), on_host, bytes, false);
+      context_.strategy().num_local_replicas(), on_host, bytes, false);
   auto pick = [&](std::unique_ptr<CollectiveTransport>& slot, auto make) -> CollectiveTransport& {
     if (!slot) slot = make(context_);
     return *slot;
@@ -55,11 +55,24 @@ std::vector<Tensor> ReplicaCollectives::all_reduce(ReduceOp op, const std::vecto
   return transport_for(values).all_reduce(op, values);
 }
 
+// Across workers only all_reduce exists so far: a local broadcast or gather would silently
+// leave the other workers' replicas out.
+void ReplicaCollectives::require_one_worker(const char* what) const {
+  const int workers = context_.strategy().num_workers();
+  if (workers > 1)
+    throw unimplemented(std::string("ReplicaContext::") + what + " across " +
+                        std::to_string(workers) +
+                        " workers is not supported (all_reduce is); reduce with all_reduce or "
+                        "run with one worker");
+}
+
 Tensor ReplicaCollectives::broadcast(const Tensor& value, int root) {
+  require_one_worker("broadcast");
   return transport_for({value}).broadcast(value, root);
 }
 
 Tensor ReplicaCollectives::all_gather(const Tensor& value) {
+  require_one_worker("all_gather");
   return transport_for({value}).all_gather(value);
 }
 

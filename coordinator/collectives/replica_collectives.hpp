@@ -24,6 +24,7 @@ class ReplicaCollectives {
 
  private:
   CollectiveTransport& transport_for(const std::vector<Tensor>& values);
+  void require_one_worker(const char* what) const;
 
   ReplicaContext& context_;
   std::unique_ptr<CollectiveTransport> identity_, merge_call_, shared_memory_, peer_actors_;

@@ -11,11 +11,13 @@ std::string_view transport_name(Transport transport) {
     case Transport::local_algorithm: return "local_algorithm";
     case Transport::merge_call: return "merge_call";
     case Transport::nccl: return "nccl";
+    case Transport::cross_worker: return "cross_worker";
   }
   return "unknown";
 }
 
 Transport choose_transport(const TransportQuery& q) {
+  if (q.workers > 1) return q.one_thread_holds_all ? Transport::cross_worker : Transport::merge_call;
   if (q.replicas <= 1) return Transport::identity;
   const auto algorithm = q.algorithm;
   const bool ring = algorithm == CrossDeviceOpKind::collective_all_reduce;

@@ -21,16 +21,20 @@ enum class Transport {
   local_algorithm,  ///< one thread runs every rank's state machine (inside merge_call)
   merge_call,       ///< the replicas hand their values to merge_call, which reduces them
   nccl,             ///< NCCL on the replicas' GPUs
+  /// several workers (processes): one thread sums this worker's replicas, then the sum is
+  /// all-reduced with the other workers through this worker's collective peer actor
+  cross_worker,
 };
 
 /// "identity", "shared_memory", "peer_actors", "one_thread_sum", "local_algorithm",
-/// "merge_call", "nccl".
+/// "merge_call", "nccl", "cross_worker".
 std::string_view transport_name(Transport transport);
 
 /// Where an all-reduce is asked for, and of what.
 struct TransportQuery {
   CrossDeviceOpKind algorithm = CrossDeviceOpKind::collective_all_reduce;
-  int replicas = 1;            ///< replicas in sync
+  int replicas = 1;            ///< replicas in sync in this process
+  int workers = 1;             ///< workers (processes) taking part, each with `replicas`
   bool values_on_host = true;  ///< every value is in host memory (else on GPUs)
   int64_t bytes = 0;           ///< total bytes of the values
   /// The caller is one thread that holds every replica's values (a merge function), rather
@@ -43,6 +47,8 @@ struct TransportQuery {
 };
 
 /// The transport for `query`:
+///  - several workers: merge_call from replica threads (this worker's replicas meet there), and
+///    cross_worker inside the merge function;
 ///  - one replica: identity;
 ///  - one thread holding every value (a merge function): nccl for NcclAllReduce (GPU values),
 ///    one_thread_sum for CollectiveAllReduce (the ring's messages would only reorder the same

@@ -19,10 +19,15 @@ std::optional<std::vector<Element>> fill_missing_replicas(
       out.push_back(*e);
       continue;
     }
-    Element dummy;
-    for (const auto& c : spec) dummy.push_back(empty_like_spec(c));
-    out.push_back(std::move(dummy));
+    out.push_back(std::move(empty_replicas(1, spec).front()));
   }
+  return out;
+}
+
+std::vector<Element> empty_replicas(size_t replicas, const ElementSpec& spec) {
+  std::vector<Element> out(replicas);
+  for (auto& dummy : out)
+    for (const auto& c : spec) dummy.push_back(empty_like_spec(c));
   return out;
 }
 

@@ -19,6 +19,10 @@ int64_t count_replicas_with_data(const std::vector<std::optional<Element>>& per_
 std::optional<std::vector<Element>> fill_missing_replicas(
     const std::vector<std::optional<Element>>& per_replica, const ElementSpec& spec);
 
+/// `replicas` dummies from `spec`: what a worker without data feeds its replicas while another
+/// worker still has some.
+std::vector<Element> empty_replicas(size_t replicas, const ElementSpec& spec);
+
 /// Splits one global batch (possibly short) over num_replicas as the rebatch would on a single
 /// worker: replica k takes the next batch_sizes_for_worker(global_batch_size, 1, N, 0)[k] rows;
 /// replicas past the end of the data get views of 0 rows.

@@ -54,6 +54,15 @@ data::Dataset make_training_pipeline(const proto::Experiment& e, const data::Inp
   return ds.repeat().batch(batch, /*drop_remainder=*/true);
 }
 
+data::AutoShardPolicy auto_shard_policy(const proto::DataSpec& d) {
+  const std::string& p = d.auto_shard();
+  if (p.empty() || p == "auto") return data::AutoShardPolicy::auto_;
+  if (p == "file") return data::AutoShardPolicy::file;
+  if (p == "data") return data::AutoShardPolicy::data;
+  if (p == "off") return data::AutoShardPolicy::off;
+  throw invalid_argument("data.auto_shard: unknown policy '" + p + "' (auto, file, data, off)");
+}
+
 InputOptions make_input_options(const proto::Experiment& e, InputOptions base) {
   // The input worker always produces the next step while the current one trains (buffer 1 is
   // its minimum); data.prefetch raises how many steps it keeps ready.
@@ -67,7 +76,9 @@ ExperimentInput make_experiment_input(caf::actor_system& system, Strategy& strat
   const int64_t global_batch = e.data().global_batch();
   if (e.data().distribute() != "from_function")
     return {experimental_distribute_dataset(
-                system, strategy, make_training_pipeline(e, data::InputContext(), global_batch),
+                system, strategy,
+                make_training_pipeline(e, data::InputContext(), global_batch)
+                    .with_auto_shard_policy(auto_shard_policy(e.data())),
                 options),
             {}};
   std::vector<data::InputContext> contexts;

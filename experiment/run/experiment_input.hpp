@@ -28,6 +28,10 @@ data::Dataset make_examples_dataset(const proto::Experiment& experiment);
 data::Dataset make_training_pipeline(const proto::Experiment& experiment,
                                      const data::InputContext& context, int64_t batch);
 
+/// data.auto_shard as the policy experimental_distribute_dataset shards across workers by
+/// (AUTO when unset).
+data::AutoShardPolicy auto_shard_policy(const proto::DataSpec& data);
+
 /// InputOptions of the run: `data.prefetch` steps read ahead by each input worker, on top of
 /// `base` (tests pass more input workers than one process has).
 InputOptions make_input_options(const proto::Experiment& experiment, InputOptions base = {});

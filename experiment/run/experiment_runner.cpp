@@ -54,7 +54,7 @@ std::string save(Trainer& trainer, DistributedIterator& iterator, const std::str
 
 /// Restores variables, optimizer state and the input position; validates everything first.
 int64_t restore(Trainer& trainer, DistributedIterator& iterator, const std::string& path,
-                int replicas) {
+                int replicas, bool multi_worker) {
   auto ckpt = checkpoint::read_checkpoint(path);  // validated whole: CRCs, sizes, files
   auto vars = checkpointed_variables(trainer);
   for (auto& [name, v] : vars) {
@@ -74,11 +74,12 @@ int64_t restore(Trainer& trainer, DistributedIterator& iterator, const std::stri
   for (auto& [name, v] : vars) v.restore(ckpt.tensors.at(name));
   trainer.optimizer().set_iterations(iterations->second.scalar<int64_t>());
   auto saved_replicas = ckpt.blobs.count("replicas") ? std::stoi(ckpt.blobs.at("replicas")) : -1;
-  if (saved_replicas == replicas && ckpt.blobs.count("iterator")) {
+  if (saved_replicas == replicas && ckpt.blobs.count("iterator") && !multi_worker) {
     iterator.restore(ckpt.blobs.at("iterator"));
   } else {
-    // A different replica count splits global batches differently; the global position is the
-    // same: skip the batches already consumed.
+    // A different replica count splits global batches differently, and across workers the
+    // chief's saved position is only the chief's (FILE sharding reads other files elsewhere);
+    // the global position is the same: skip the batches already consumed.
     for (int64_t s = 0; s < ckpt.step; ++s) iterator.get_next();
   }
   return ckpt.step;
@@ -100,6 +101,14 @@ void warn_skipped(std::FILE* out, int64_t skipped, int64_t& reported) {
   reported = skipped;
 }
 
+// True on every worker when `mine` is true on any.
+bool any_worker(Strategy& strategy, bool mine) {
+  const auto& devices = strategy.extended().worker_devices();
+  std::vector<Tensor> flags(devices.size(), Tensor::from_scalar<int64_t>(0));
+  flags[0] = Tensor::from_scalar<int64_t>(mine ? 1 : 0);
+  return strategy.reduce(ReduceOp::sum, PerReplica(flags, devices)).scalar<int64_t>() > 0;
+}
+
 bool has_accuracy(const proto::Experiment& e) {
   return e.model().kind() == "softmax" || e.model().kind() == "mlp";
 }
@@ -113,19 +122,31 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
   };
   set_phase(RunPhase::setup);
   summary.run_dir = run_directory(e, options.run_dir);
-  check_run_directory(summary.run_dir, options.resume, options.overwrite);
-  if (options.overwrite && !options.resume) remove_earlier_run(summary.run_dir);
-  std::filesystem::create_directories(summary.run_dir);
+  // Across workers the chief owns the run directory; another worker writes what the chief
+  // writes into a temporary directory of its own and removes it (TF's multi-worker saving).
+  const bool chief = !options.workers || options.workers->worker_index() == 0;
+  WorkerTempDirectory temp(chief ? "" : worker_temp_directory(summary.run_dir,
+                                                                 options.workers->worker_index()));
+  const std::string write_dir = chief ? summary.run_dir : temp.path();
+  if (chief) {
+    check_run_directory(summary.run_dir, options.resume, options.overwrite);
+    if (options.overwrite && !options.resume) remove_earlier_run(summary.run_dir);
+    std::filesystem::create_directories(summary.run_dir);
+  }
+  const std::string timeline_path = chief || options.timeline_path.empty()
+                                        ? options.timeline_path
+                                        : write_dir + "/timeline.json";
   // The timeline is written after the last step: a path that cannot be written fails now.
-  if (!options.timeline_path.empty()) Timeline::check_writable(options.timeline_path);
+  if (!timeline_path.empty()) Timeline::check_writable(timeline_path);
   const int64_t total = options.steps > 0 ? options.steps : e.train().steps();
   // 0: no periodic log, only the last step's (parse_experiment writes 50 when not given).
   const int64_t log_every = e.train().log_every();
   const int64_t global_batch = e.data().global_batch();
 
   doing = "creating the strategy";
-  auto strategy = make_experiment_strategy(system, e);
+  auto strategy = make_experiment_strategy(system, e, options.workers);
   const int replicas = strategy->num_replicas_in_sync();
+  const bool multi_worker = strategy->num_workers() > 1;
   std::optional<ModelRegistry> builtins;
   if (!options.registry) builtins = ModelRegistry::with_builtins();
   const ModelRegistry& registry = options.registry ? *options.registry : *builtins;
@@ -155,18 +176,18 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
     auto latest = checkpoint::latest_checkpoint(summary.run_dir);
     if (!latest)
       throw not_found("--resume: no checkpoint in '" + summary.run_dir + "' to resume from");
-    step = restore(*trainer, iterator, *latest, replicas);
+    step = restore(*trainer, iterator, *latest, replicas, multi_worker);
     std::fprintf(options.out, "resumed from %s at step %lld\n", latest->c_str(),
                  static_cast<long long>(step));
   }
   summary.first_step = step;
 
-  summary.metrics_csv = summary.run_dir + "/metrics.csv";
+  summary.metrics_csv = write_dir + "/metrics.csv";
   ProgressReporter progress(options.out, options.tty, summary.metrics_csv);
-  EventWriter events(summary.run_dir);
+  EventWriter events(write_dir);
   summary.events_file = events.path();
   std::optional<Timeline> timeline;
-  if (!options.timeline_path.empty()) timeline.emplace();
+  if (!timeline_path.empty()) timeline.emplace();
   Timeline* tl = timeline ? &*timeline : nullptr;
 
   doing = "training";
@@ -179,7 +200,7 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
     set_phase(RunPhase::checkpoint);
     Timeline::Span span(tl, "checkpoint", "checkpoint", 0);
     summary.checkpoint =
-        save(*trainer, iterator, summary.run_dir, step, replicas, e.train().keep());
+        save(*trainer, iterator, write_dir, step, replicas, e.train().keep());
     set_phase(RunPhase::step);
   };
 
@@ -191,7 +212,10 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
     ~WaitForReplicas() { strategy.wait_for_replicas(); }
   } wait_for_replicas{*strategy};
   while (step < total) {
-    if (options.stop && options.stop->load()) {
+    bool stop = options.stop && options.stop->load();
+    // Every worker must stop at the same step, or the others would wait in its collectives.
+    if (multi_worker) stop = any_worker(*strategy, stop);
+    if (stop) {
       summary.interrupted = true;
       break;
     }
@@ -262,8 +286,14 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
   summary.examples_per_s =
       double(step - summary.first_step) * double(global_batch) / std::max(elapsed, 1e-9);
   if (timeline) {
-    timeline->write(options.timeline_path);
-    summary.timeline = options.timeline_path;
+    timeline->write(timeline_path);
+    summary.timeline = timeline_path;
+  }
+  if (!chief) {  // written to the temporary directory, which goes now
+    summary.checkpoint.clear();
+    summary.metrics_csv.clear();
+    summary.events_file.clear();
+    summary.timeline.clear();
   }
   return summary;
 }

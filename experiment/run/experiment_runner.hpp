@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include <caf/fwd.hpp>
 
+#include "coordinator/collectives/worker_collective.hpp"
 #include "messages/proto/experiment.pb.h"
 
 namespace troupe {
@@ -34,6 +36,10 @@ struct RunOptions {
   /// Models and step functions by name (model.kind, train.step); nullptr: the built-ins. A
   /// program registers its own with add_model/add_step and points this at its registry.
   const ModelRegistry* registry = nullptr;
+  /// The cluster this process is a worker of (`troupe server`); null: every replica runs here.
+  /// The chief (worker 0) owns the run directory; the others write their checkpoints, metrics
+  /// and events to `<run directory>.workertemp_<index>` and remove it at the end.
+  std::shared_ptr<WorkerCollective> workers;
 };
 
 /// What a run did.

@@ -1,6 +1,7 @@
 #include "experiment/run/experiment_setup.hpp"
 
 #include "coordinator/mirrored_strategy.hpp"
+#include "coordinator/multi_worker_mirrored_strategy.hpp"
 
 namespace troupe {
 namespace {
@@ -13,9 +14,27 @@ CrossDeviceOpKind cross_device_kind(const std::string& kind) {
 }  // namespace
 
 std::unique_ptr<Strategy> make_experiment_strategy(caf::actor_system& system,
-                                                   const proto::Experiment& e) {
+                                                   const proto::Experiment& e,
+                                                   std::shared_ptr<WorkerCollective> workers) {
   const auto& s = e.strategy();
   std::vector<std::string> devices(s.devices().begin(), s.devices().end());
+  if (s.kind() == "multi_worker_mirrored") {
+    MultiWorkerOptions options;
+    const auto& c = s.communication();
+    options.communication.implementation = parse_communication_implementation(
+        c.implementation().empty() ? "auto" : c.implementation(),
+        "strategy.communication.implementation");
+    options.communication.bytes_per_pack = c.bytes_per_pack();
+    options.communication.timeout = std::chrono::milliseconds(c.timeout_ms());
+    return std::make_unique<MultiWorkerMirroredStrategy>(system, std::move(workers), devices,
+                                                         options);
+  }
+  if (workers && workers->num_workers() > 1)
+    throw invalid_argument("strategy.kind: " + (s.kind().empty() ? "mirrored" : s.kind()) +
+                           " runs in one process, but this process is worker " +
+                           std::to_string(workers->worker_index()) + " of " +
+                           std::to_string(workers->num_workers()) +
+                           "; use kind multi_worker_mirrored to train across workers");
   if (s.kind() == "default") return std::make_unique<DefaultStrategy>();
   if (s.kind() == "one_device")
     return std::make_unique<OneDeviceStrategy>(system, devices.empty() ? "CPU:0" : devices[0]);

@@ -51,4 +51,20 @@ size_t remove_earlier_run(const std::string& dir) {
   return files.size();
 }
 
+std::string worker_temp_directory(const std::string& run_dir, int index) {
+  return run_dir + ".workertemp_" + std::to_string(index);
+}
+
+WorkerTempDirectory::WorkerTempDirectory(std::string path) : path_(std::move(path)) {
+  if (path_.empty()) return;
+  std::filesystem::remove_all(path_);  // a crashed earlier run's leftovers
+  std::filesystem::create_directories(path_);
+}
+
+WorkerTempDirectory::~WorkerTempDirectory() {
+  if (path_.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
 }  // namespace troupe

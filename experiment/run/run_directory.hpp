@@ -25,4 +25,22 @@ void check_run_directory(const std::string& dir, bool resume, bool overwrite);
 /// Removes earlier_run_files(dir); returns how many.
 size_t remove_earlier_run(const std::string& dir);
 
+/// Where worker `index` (not the chief) of a multi-worker run writes what the chief writes to
+/// `run_dir`: `<run_dir>.workertemp_<index>`.
+std::string worker_temp_directory(const std::string& run_dir, int index);
+
+/// A worker's temporary directory: emptied and created on construction, removed on destruction
+/// (also when the run fails). An empty path does nothing.
+class WorkerTempDirectory {
+ public:
+  explicit WorkerTempDirectory(std::string path);
+  ~WorkerTempDirectory();
+  WorkerTempDirectory(const WorkerTempDirectory&) = delete;
+  WorkerTempDirectory& operator=(const WorkerTempDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace troupe

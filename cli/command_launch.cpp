@@ -1,0 +1,236 @@
+// `troupe launch -n N FILE`: a local cluster of N `troupe server` processes training FILE
+// (strategy multi_worker_mirrored), as torchrun or horovodrun start theirs. The launcher picks
+// ports on 127.0.0.1 (the OS chooses them), makes fresh credentials (a random shared secret and,
+// unless --no-tls, a cluster CA with a certificate per worker) in a private temporary directory,
+// and gives each process its TF_CONFIG. Every line a worker prints comes out prefixed with its
+// task. When a worker dies or fails, the launcher names it, gives the others a moment to report
+// their own errors, stops them and exits 1. Ctrl-C / SIGTERM reach every worker once (each stops
+// at the same step and writes its checkpoint) and the launcher exits 130 / 143; a second signal
+// kills them at once.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "cli/command_line.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_training.hpp"
+#include "core/cluster_spec.hpp"
+#include "core/tf_config.hpp"
+#include "experiment/experiment_file.hpp"
+#include "experiment/run/run_directory.hpp"
+#include "net/child_process.hpp"
+#include "net/cluster_credentials.hpp"
+
+namespace po = boost::program_options;
+
+namespace troupe::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::atomic<int> g_signal{0};
+std::atomic<int> g_signals{0};
+
+extern "C" void on_launch_signal(int sig) {
+  int expected = 0;
+  g_signal.compare_exchange_strong(expected, sig);
+  g_signals.fetch_add(1);
+}
+
+// A free port on 127.0.0.1 chosen by the OS. The socket is closed again before the worker binds
+// it, so another process could take it in between; the worker then fails naming the address.
+int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw unavailable(std::string("launch: socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    throw unavailable(std::string("launch: no free port on 127.0.0.1: ") + std::strerror(errno));
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string describe_exit(int code) {
+  if (code > 128 && code < 128 + 65) {
+    const int sig = code - 128;
+    const char* name = ::sigabbrev_np(sig);
+    return "was killed by signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "exited with code " + std::to_string(code);
+}
+
+struct Worker {
+  std::string name;    // "/job:worker/task:1"
+  std::string prefix;  // "[worker:1] "
+  std::unique_ptr<ChildProcess> process;
+  std::optional<int> exit_code;
+};
+
+void forward_output(Worker& w) {
+  while (auto line = w.process->take_out_line()) std::printf("%s%s\n", w.prefix.c_str(), line->c_str());
+  while (auto line = w.process->take_err_line())
+    std::fprintf(stderr, "%s%s\n", w.prefix.c_str(), line->c_str());
+  std::fflush(stdout);
+}
+
+std::vector<std::string> server_args(const RunCommandOptions& run,
+                                     const ClusterCredentials& credentials,
+                                     const std::string& node) {
+  std::vector<std::string> args{"server"};
+  if (!run.file.empty()) args.push_back(run.file);
+  if (run.resume) args.push_back("--resume");
+  if (run.overwrite) args.push_back("--overwrite");
+  if (!run.timeline.empty()) args.insert(args.end(), {"--timeline", run.timeline});
+  if (!run.dir.empty()) args.insert(args.end(), {"--dir", run.dir});
+  if (run.steps > 0) args.insert(args.end(), {"--steps", std::to_string(run.steps)});
+  args.insert(args.end(), {"--secret-file", credentials.secret_file});
+  if (credentials.tls) args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
+  return args;
+}
+
+}  // namespace
+
+int run_launch_command(const std::vector<std::string>& args) {
+  po::options_description options("troupe launch options");
+  RunCommandOptions run;
+  add_run_options(options, run);
+  int workers = 0, ps = 0;
+  bool evaluator = false, no_tls = false;
+  int64_t grace_ms = 2000;
+  options.add_options()("workers,n", po::value(&workers)->required(), "worker processes")(
+      "ps", po::value(&ps)->default_value(0), "parameter-server processes")(
+      "evaluator", po::bool_switch(&evaluator), "a side-car evaluator process")(
+      "no-tls", po::bool_switch(&no_tls),
+      "plain connections (still proving the shared secret) instead of mutual TLS")(
+      "grace-ms", po::value(&grace_ms)->default_value(2000),
+      "after a worker fails, how long the others may report their errors before being stopped");
+  po::variables_map vm;
+  if (!parse_command_line("troupe launch -n N [--ps P] [--evaluator] [--no-tls] FILE "
+                          "[--resume | --overwrite] [--dir DIR] [--steps N]",
+                          args, options, vm, {"file"}))
+    return 0;
+  check_run_options(run);
+  if (workers < 1 || workers > 256) throw po::error("-n must be in [1, 256], got " + std::to_string(workers));
+  if (ps < 0) throw po::error("--ps must be >= 0, got " + std::to_string(ps));
+  if (grace_ms < 0) throw po::error("--grace-ms must be >= 0");
+  if (ps > 0 || evaluator)
+    throw unimplemented(std::string("troupe launch: ") + (ps > 0 ? "--ps" : "--evaluator") +
+                        " needs ParameterServerStrategy and the side-car evaluator, which troupe "
+                        "does not have yet; launch workers only (-n N with multi_worker_mirrored)");
+  // Everything a worker would refuse is refused here, before a process starts.
+  proto::Experiment experiment =
+      run.file.empty() ? experiment::default_experiment() : experiment::load_experiment(run.file);
+  if (experiment.strategy().kind() != "multi_worker_mirrored")
+    throw po::error((run.file.empty() ? std::string("the embedded demo") : run.file) +
+                    ": strategy.kind is " + experiment.strategy().kind() +
+                    ", which runs in one process; troupe launch needs kind multi_worker_mirrored");
+  const std::string run_dir = run_directory(experiment, run.dir);
+  try {
+    check_run_directory(run_dir, run.resume, run.overwrite);
+  } catch (const Error& e) {
+    throw po::error(e.what());
+  }
+
+  std::vector<std::string> nodes, addresses;
+  for (int i = 0; i < workers; ++i) {
+    nodes.push_back("worker" + std::to_string(i));
+    addresses.push_back("127.0.0.1:" + std::to_string(free_loopback_port()));
+  }
+  ClusterCredentials credentials = make_cluster_credentials(nodes, !no_tls);
+  struct RemoveCredentials {
+    const ClusterCredentials& c;
+    ~RemoveCredentials() { remove_cluster_credentials(c); }
+  } remove_credentials{credentials};
+  TfConfig config;
+  config.cluster = ClusterSpec::from_lists({{"worker", addresses}});
+
+  std::signal(SIGINT, on_launch_signal);
+  std::signal(SIGTERM, on_launch_signal);
+  std::fprintf(stderr, "troupe launch: %d worker(s) on 127.0.0.1 (%s), credentials in %s\n",
+               workers, no_tls ? "shared secret" : "mutual TLS + shared secret",
+               credentials.dir.c_str());
+  std::vector<Worker> group;
+  ChildProcessOptions detach;
+  detach.own_process_group = true;  // Ctrl-C reaches the launcher, which forwards it once
+  detach.parent_death_signal = SIGKILL;
+  for (int i = 0; i < workers; ++i) {
+    config.task = TaskSpec{"worker", i};
+    Worker w;
+    w.name = config.task.name();
+    w.prefix = "[worker:" + std::to_string(i) + "] ";
+    w.process = std::make_unique<ChildProcess>(
+        current_executable(), server_args(run, credentials, nodes[size_t(i)]),
+        std::vector<std::string>{"TF_CONFIG=" + config.to_json()}, detach);
+    std::printf("troupe launch: started %s (pid %d)\n", w.name.c_str(), int(w.process->pid()));
+    std::fflush(stdout);
+    group.push_back(std::move(w));
+  }
+
+  std::string failure;
+  std::optional<Clock::time_point> stop_at, kill_at;
+  int forwarded = 0;
+  size_t running = group.size();
+  while (running > 0) {
+    for (auto& w : group) {
+      if (w.exit_code) continue;
+      w.process->pump_for(std::chrono::milliseconds(running > 4 ? 2 : 10));
+      forward_output(w);
+      if (auto code = w.process->poll_exit()) {
+        while (!w.process->output_closed() && w.process->pump_for(std::chrono::milliseconds(50))) {
+        }
+        forward_output(w);
+        w.exit_code = code;
+        --running;
+        const bool expected = *code == 0 || (g_signal.load() != 0 && (*code == 128 + g_signal.load()));
+        if (!expected && failure.empty()) {
+          failure = w.name + " (pid " + std::to_string(w.process->pid()) + ") " + describe_exit(*code);
+          std::fprintf(stderr, "troupe launch: %s; stopping the other workers\n", failure.c_str());
+          stop_at = Clock::now() + std::chrono::milliseconds(grace_ms);
+        }
+      }
+    }
+    const int signals = g_signals.load();
+    if (signals > forwarded) {
+      const int sig = g_signal.load();
+      if (forwarded == 0 && signals == 1) {
+        std::fprintf(stderr, "troupe launch: %s: every worker stops after its current steps and "
+                             "writes a checkpoint (again to stop at once)\n", ::strsignal(sig));
+        for (auto& w : group) if (!w.exit_code) w.process->signal(sig);
+      } else {
+        for (auto& w : group) if (!w.exit_code) w.process->signal(SIGKILL);
+      }
+      forwarded = signals;
+    }
+    if (stop_at && Clock::now() >= *stop_at && !kill_at) {
+      for (auto& w : group) if (!w.exit_code) w.process->signal(SIGTERM);
+      kill_at = Clock::now() + std::chrono::seconds(5);
+    }
+    if (kill_at && Clock::now() >= *kill_at)
+      for (auto& w : group) if (!w.exit_code) w.process->signal(SIGKILL);
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!failure.empty()) {
+    std::fprintf(stderr, "troupe launch: failed: %s\n", failure.c_str());
+    return 1;
+  }
+  if (g_signal.load() != 0) return 128 + g_signal.load();
+  std::fprintf(stderr, "troupe launch: all %d worker(s) finished\n", workers);
+  return 0;
+}
+
+}  // namespace troupe::cli

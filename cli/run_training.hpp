@@ -1,0 +1,38 @@
+#pragma once
+// What `troupe run` and `troupe server` share: the run options of the command line, and the
+// training of one experiment with its progress, summary, interrupt handling and exit code. A
+// server passes the cluster it is a worker of; `run` trains with every replica in this process.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <boost/program_options.hpp>
+
+#include "coordinator/collectives/worker_collective.hpp"
+
+namespace troupe {
+class Runtime;
+}
+
+namespace troupe::cli {
+
+struct RunCommandOptions {
+  std::string file;  ///< experiment YAML; empty: the embedded demo
+  std::string timeline, dir;
+  bool resume = false, overwrite = false;
+  int64_t steps = 0;
+};
+
+/// --resume, --overwrite, --timeline, --dir, --steps (and the positional FILE as "file").
+void add_run_options(boost::program_options::options_description& options, RunCommandOptions& o);
+
+/// Checks the parsed options (usage errors as po::error: exit 2).
+void check_run_options(const RunCommandOptions& o);
+
+/// Trains the experiment of `o` on `runtime`, printing as `command` ("troupe run", "troupe
+/// server /job:worker/task:1"). Returns the exit code: 0, or 130 / 143 after an interrupt.
+int train_from_command_line(const std::string& command, const RunCommandOptions& o,
+                            Runtime& runtime, std::shared_ptr<WorkerCollective> workers);
+
+}  // namespace troupe::cli

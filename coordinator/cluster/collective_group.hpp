@@ -1,0 +1,49 @@
+#pragma once
+// A worker's membership in the collective group of its cluster: the collective peer actor of
+// this process, published behind the shared-secret gatekeeper (and mutual TLS when the actor
+// system carries certificates) at this task's address, and connected to every other worker's
+// peer. The higher rank of each pair dials the lower one, retrying until the group's deadline
+// (workers start in any order), and announces its own peer. Every peer monitors the others, so
+// a worker that dies fails the collectives waiting on it within milliseconds, naming its rank.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "core/host_port.hpp"
+
+namespace troupe {
+
+struct CollectiveGroupOptions {
+  std::string secret;  ///< the cluster's shared secret (every connection proves it)
+  bool tls = false;    ///< publish and dial through CAF's openssl module
+  /// The whole group must have assembled by then, or the constructor fails naming who is missing.
+  std::chrono::milliseconds assemble_timeout{std::chrono::seconds(60)};
+};
+
+class CollectiveGroup {
+ public:
+  /// Joins the group of `members` (every worker's address, in rank order) as `rank`, listening
+  /// on members[rank]. Throws unavailable naming the address that cannot be listened on, the
+  /// member that could not be reached in time, or failed_precondition for a refused secret.
+  CollectiveGroup(caf::actor_system& system, std::vector<HostPort> members,
+                  std::vector<std::string> names, int rank, CollectiveGroupOptions options);
+  /// Stops this worker's peer and gatekeeper (the other workers see it go).
+  ~CollectiveGroup();
+  CollectiveGroup(const CollectiveGroup&) = delete;
+  CollectiveGroup& operator=(const CollectiveGroup&) = delete;
+
+  const caf::actor& peer() const { return peer_; }
+  int rank() const { return rank_; }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  caf::actor peer_, gatekeeper_;
+  int rank_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace troupe

@@ -1,0 +1,186 @@
+// WorkerCollective over this worker's collective peer actor: each call packs the values per
+// dtype (and bytes_per_pack), starts one ring all-reduce per pack on the peer — all packs in
+// flight at once — and waits for every answer. The peer monitors the other workers' peers, so a
+// worker that dies fails the waiting call within milliseconds, naming its rank; this class adds
+// the task names.
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+#include <optional>
+
+#include <caf/all.hpp>
+
+#include "coordinator/collectives/worker_collective.hpp"
+#include "core/packing.hpp"
+#include "core/status.hpp"
+#include "messages/collective_messages.hpp"
+#include "messages/error_channel.hpp"
+#include "messages/tensor_msg.hpp"
+
+namespace troupe {
+namespace {
+
+class SingleWorker final : public WorkerCollective {
+ public:
+  int num_workers() const override { return 1; }
+  int worker_index() const override { return 0; }
+  std::vector<std::string> worker_names() const override { return {"/job:localhost/task:0"}; }
+  void configure(const CommunicationOptions&) override {}
+  std::vector<Tensor> all_reduce_sum(const std::vector<Tensor>& values) override {
+    return values;
+  }
+  Tensor broadcast(const Tensor& value, int root) override {
+    if (root != 0)
+      throw invalid_argument("broadcast from worker " + std::to_string(root) +
+                             " in a group of 1 worker");
+    return value;
+  }
+};
+
+class PeerWorkers final : public WorkerCollective {
+ public:
+  PeerWorkers(caf::actor_system& system, caf::actor peer, int index,
+              std::vector<std::string> names, CommunicationOptions options)
+      : self_(system),
+        peer_(std::move(peer)),
+        index_(index),
+        names_(std::move(names)),
+        options_(options) {
+    if (options_.timeout.count() <= 0) options_.timeout = std::chrono::minutes(10);
+  }
+
+  int num_workers() const override { return int(names_.size()); }
+  int worker_index() const override { return index_; }
+  std::vector<std::string> worker_names() const override { return names_; }
+  void configure(const CommunicationOptions& options) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    options_ = options;
+    if (options_.timeout.count() <= 0) options_.timeout = std::chrono::minutes(10);
+  }
+
+  std::vector<Tensor> all_reduce_sum(const std::vector<Tensor>& values) override {
+    // Packs: tensors of one dtype, grouped by bytes_per_pack, in list order.
+    std::vector<std::vector<size_t>> packs;
+    std::vector<DType> seen;
+    for (auto& v : values)
+      if (std::find(seen.begin(), seen.end(), v.dtype()) == seen.end()) seen.push_back(v.dtype());
+    for (DType dtype : seen) {
+      std::vector<size_t> members;
+      std::vector<int64_t> bytes;
+      for (size_t i = 0; i < values.size(); ++i)
+        if (values[i].dtype() == dtype) {
+          members.push_back(i);
+          bytes.push_back(int64_t(values[i].byte_size()));
+        }
+      for (auto& group : group_by_size(bytes, options_.bytes_per_pack)) {
+        std::vector<size_t> pack;
+        for (size_t k : group) pack.push_back(members[k]);
+        packs.push_back(std::move(pack));
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);  // instance keys follow the call order
+    std::vector<Tensor> flats;
+    for (auto& pack : packs) {
+      std::vector<Tensor> parts;
+      for (size_t i : pack) parts.push_back(values[i]);
+      flats.push_back(concat_flat(parts));
+    }
+    auto sums = run_packs(flats);
+    std::vector<Tensor> out(values.size());
+    for (size_t p = 0; p < packs.size(); ++p) {
+      std::vector<Shape> shapes;
+      for (size_t i : packs[p]) shapes.push_back(values[i].shape());
+      auto parts = split_flat(sums[p], shapes);
+      for (size_t k = 0; k < packs[p].size(); ++k) out[packs[p][k]] = parts[k];
+    }
+    return out;
+  }
+
+  Tensor broadcast(const Tensor& value, int root) override {
+    if (root < 0 || root >= num_workers())
+      throw invalid_argument("broadcast from worker " + std::to_string(root) + " in a group of " +
+                             std::to_string(num_workers()) + " workers");
+    // The root's value plus zeros from everyone else: exact in every dtype.
+    Tensor mine = root == index_ ? value : Tensor::zeros(value.dtype(), value.shape());
+    return all_reduce_sum({mine}).at(0);
+  }
+
+ private:
+  std::vector<Tensor> run_packs(const std::vector<Tensor>& flats) {
+    const int32_t kind = int32_t(CrossDeviceOpKind::collective_all_reduce);
+    using handle = decltype(self_->request(peer_, options_.timeout, collective_start_msg{}));
+    std::vector<handle> pending;
+    std::vector<int64_t> instances;
+    for (auto& flat : flats) {
+      instances.push_back(next_instance_++);
+      pending.push_back(self_->request(
+          peer_, options_.timeout,
+          collective_start_msg{instances.back(), kind, int32_t(names_.size()),
+                               options_.chunk_bytes, 0, 0, flat, Tensor{}}));
+    }
+    std::vector<Tensor> sums(flats.size());
+    std::optional<Status> failure;
+    for (size_t p = 0; p < pending.size(); ++p)
+      pending[p].receive([&](tensor_msg& reply) { sums[p] = std::move(reply.tensor); },
+                         [&](caf::error& e) {
+                           if (!failure) failure = to_status(e);
+                         });
+    if (failure) throw Error(failure->code(), describe(*failure, instances.front()));
+    return sums;
+  }
+
+  // "rank R" in the peer's message becomes the task it is.
+  std::string describe(const Status& why, int64_t instance) const {
+    std::string text = why.message();
+    for (size_t r = 0; r < names_.size(); ++r) {
+      const std::string rank = "rank " + std::to_string(r);
+      for (size_t at = text.find(rank); at != std::string::npos;
+           at = text.find(rank, at + rank.size())) {
+        const size_t end = at + rank.size();
+        if (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) continue;
+        const std::string named = rank + " (" + names_[r] + ")";
+        text.replace(at, rank.size(), named);
+        at += named.size() - rank.size();
+      }
+    }
+    return "all-reduce across workers (instance " + std::to_string(instance) + ", worker " +
+           names_[size_t(index_)] + ") failed: " + text;
+  }
+
+  caf::scoped_actor self_;
+  caf::actor peer_;
+  int index_;
+  std::vector<std::string> names_;
+  CommunicationOptions options_;
+  std::mutex mutex_;
+  int64_t next_instance_ = 1;
+};
+
+}  // namespace
+
+CommunicationImplementation parse_communication_implementation(const std::string& text,
+                                                               const std::string& field) {
+  std::string t;
+  for (char c : text) t.push_back(char(std::tolower(static_cast<unsigned char>(c))));
+  if (t == "auto") return CommunicationImplementation::automatic;
+  if (t == "ring") return CommunicationImplementation::ring;
+  if (t == "nccl") return CommunicationImplementation::nccl;
+  throw invalid_argument(field + ": unknown communication implementation '" + text +
+                         "' (AUTO, RING or NCCL)");
+}
+
+std::shared_ptr<WorkerCollective> single_worker_collective() {
+  return std::make_shared<SingleWorker>();
+}
+
+std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system,
+                                                         caf::actor peer, int index,
+                                                         std::vector<std::string> names,
+                                                         CommunicationOptions options) {
+  if (names.empty() || index < 0 || index >= int(names.size()))
+    throw invalid_argument("peer_worker_collective: worker " + std::to_string(index) + " of " +
+                           std::to_string(names.size()));
+  return std::make_shared<PeerWorkers>(system, std::move(peer), index, std::move(names), options);
+}
+
+}  // namespace troupe

@@ -1,0 +1,186 @@
+// MultiWorkerMirroredStrategy across real processes (`troupe launch` starting `troupe server`s on
+// 127.0.0.1): location transparency against one process, chief-only checkpoints, exact resume,
+// and a worker killed with SIGKILL (spec mirrored.md §2.5, cluster-and-ps.md §1).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "experiment/checkpoint/checkpoint.hpp"
+#include "tests/process/child_process.hpp"
+
+namespace troupe::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+class MultiWorker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("troupe_multi_worker_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A small MLP experiment; `strategy` is the YAML of the strategy section.
+  std::string write_experiment(const std::string& name, const std::string& strategy,
+                               int steps = 12, int checkpoint_every = 0) {
+    std::string path = (dir_ / (name + ".yaml")).string();
+    std::ofstream(path) << "name: " << name << "\nseed: 7\nstrategy: " << strategy
+                        << "\nmodel: {kind: mlp, input_dim: 16, hidden: [12], classes: 4}\n"
+                        << "data: {kind: synthetic_classification, examples: 1024, "
+                           "global_batch: 64, shuffle: true, auto_shard: data}\n"
+                        << "optimizer: {kind: momentum, learning_rate: 0.05, momentum: 0.9}\n"
+                        << "train: {steps: " << steps << ", log_every: 4, checkpoint_every: "
+                        << checkpoint_every << ", checkpoint_dir: " << (dir_ / name).string()
+                        << "}\n";
+    return path;
+  }
+
+  static int run_to_end(TroupeProcess& p, std::string* out = nullptr) {
+    std::string text;
+    while (auto line = p.read_line(std::chrono::seconds(120))) text += *line + "\n";
+    auto code = p.wait(std::chrono::seconds(60));
+    if (out) *out = text + p.out() + "\n--- stderr ---\n" + p.err();
+    return code.value_or(-1);
+  }
+
+  std::map<std::string, Tensor> final_weights(const std::string& run) {
+    auto latest = checkpoint::latest_checkpoint((dir_ / run).string());
+    EXPECT_TRUE(latest) << "no checkpoint in " << (dir_ / run);
+    if (!latest) return {};
+    return checkpoint::read_checkpoint(*latest).tensors;
+  }
+
+  static void expect_close(const std::map<std::string, Tensor>& a,
+                           const std::map<std::string, Tensor>& b, double tolerance) {
+    ASSERT_FALSE(a.empty());
+    for (auto& [name, t] : a) {
+      if (name.rfind("metrics/", 0) == 0) continue;
+      auto it = b.find(name);
+      ASSERT_NE(it, b.end()) << name;
+      ASSERT_EQ(t.num_elements(), it->second.num_elements()) << name;
+      if (t.dtype() != DType::float32) continue;
+      double worst = 0;
+      for (int64_t i = 0; i < t.num_elements(); ++i)
+        worst = std::max(worst, double(std::fabs(t.data<float>()[i] - it->second.data<float>()[i])));
+      EXPECT_LE(worst, tolerance) << name;
+    }
+  }
+
+  fs::path dir_;
+};
+
+const char* kMultiWorker =
+    "{kind: multi_worker_mirrored, devices: [CPU:0, CPU:1], communication: {implementation: ring}}";
+
+TEST_F(MultiWorker, TwoWorkersTimesTwoReplicasTrainLikeOneProcessTimesFourAndOnlyTheChiefWrites) {
+  auto mw = write_experiment("mw", kMultiWorker);
+  auto one = write_experiment("one", "{kind: mirrored, devices: [CPU:0, CPU:1, CPU:2, CPU:3]}");
+  std::string out;
+  TroupeProcess launch({"launch", "-n", "2", mw});
+  ASSERT_EQ(run_to_end(launch, &out), 0) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] ")) << out;
+  EXPECT_TRUE(contains(out, "[worker:1] ")) << out;
+  EXPECT_TRUE(contains(out, "all 2 worker(s) finished")) << out;
+  TroupeProcess single({"run", one});
+  ASSERT_EQ(run_to_end(single, &out), 0) << out;
+  expect_close(final_weights("mw"), final_weights("one"), 1e-5);
+  // The chief's checkpoint is the only one: worker 1's temporary directory is gone.
+  EXPECT_FALSE(fs::exists(dir_ / "mw.workertemp_1"));
+  EXPECT_TRUE(fs::exists(dir_ / "mw" / "metrics.csv"));
+}
+
+TEST_F(MultiWorker, TheSameFileRunsInOneProcessWithTroupeRunToTheSameWeights) {
+  auto mw = write_experiment("mw", kMultiWorker);
+  std::string out;
+  TroupeProcess launch({"launch", "-n", "2", "--no-tls", mw});
+  ASSERT_EQ(run_to_end(launch, &out), 0) << out;
+  auto launched = final_weights("mw");
+  TroupeProcess local({"run", mw, "--overwrite"});
+  ASSERT_EQ(run_to_end(local, &out), 0) << out;
+  expect_close(launched, final_weights("mw"), 1e-5);
+}
+
+TEST_F(MultiWorker, ResumeAfterAStopContinuesExactly) {
+  auto full = write_experiment("full", kMultiWorker, 12);
+  auto part = write_experiment("part", kMultiWorker, 12);
+  std::string out;
+  TroupeProcess a({"launch", "-n", "2", "--no-tls", full});
+  ASSERT_EQ(run_to_end(a, &out), 0) << out;
+  TroupeProcess b1({"launch", "-n", "2", "--no-tls", part, "--steps", "6"});
+  ASSERT_EQ(run_to_end(b1, &out), 0) << out;
+  TroupeProcess b2({"launch", "-n", "2", "--no-tls", part, "--resume"});
+  ASSERT_EQ(run_to_end(b2, &out), 0) << out;
+  EXPECT_TRUE(contains(out, "resumed from")) << out;
+  expect_close(final_weights("full"), final_weights("part"), 0.0);
+}
+
+TEST_F(MultiWorker, KilledWorkerIsNamedByTheOthersWithinTwoSecondsAndTheLauncherFails) {
+  auto mw = write_experiment("mw", kMultiWorker, 1000000);
+  TroupeProcess launch({"launch", "-n", "2", "--no-tls", mw});
+  // The launcher names each worker's pid; wait until both train.
+  std::regex started(R"(started /job:worker/task:1 \(pid (\d+)\))");
+  int pid = -1;
+  int steps_seen = 0;
+  std::string text;
+  const auto give_up = Clock::now() + std::chrono::seconds(120);
+  while ((pid < 0 || steps_seen < 2) && Clock::now() < give_up) {
+    auto line = launch.read_line(std::chrono::seconds(5));
+    if (!line) continue;
+    text += *line + "\n";
+    std::smatch m;
+    if (std::regex_search(*line, m, started)) pid = std::stoi(m[1]);
+    if (contains(*line, "step ") && contains(*line, "loss=")) ++steps_seen;
+  }
+  ASSERT_GT(pid, 0) << text << launch.err();
+  ASSERT_GE(steps_seen, 2) << text << launch.err();
+  const auto killed = Clock::now();
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  // Worker 0's step fails naming the dead task; the launcher reports it too.
+  const std::string named = "rank 1 (/job:worker/task:1) is down";
+  std::optional<Clock::time_point> seen;
+  while (!seen && Clock::now() < killed + std::chrono::seconds(30)) {
+    launch.pump_for(std::chrono::milliseconds(20));
+    if (contains(launch.err(), named)) seen = Clock::now();
+  }
+  ASSERT_TRUE(seen) << launch.err();
+  EXPECT_LT(std::chrono::duration<double>(*seen - killed).count(), 2.0) << launch.err();
+  auto code = launch.wait(std::chrono::seconds(30));
+  std::string err = launch.err();
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_TRUE(contains(err, "/job:worker/task:1 (pid " + std::to_string(pid) +
+                                ") was killed by signal 9 (SIGKILL)"))
+      << err;
+  EXPECT_TRUE(contains(err, "troupe launch: failed:")) << err;
+}
+
+TEST_F(MultiWorker, LaunchRefusesAStrategyThatRunsInOneProcessBeforeStartingAnything) {
+  auto file = write_experiment("one", "{kind: mirrored, devices: [CPU:0, CPU:1]}");
+  TroupeProcess launch({"launch", "-n", "2", file});
+  std::string out;
+  EXPECT_EQ(run_to_end(launch, &out), 2) << out;
+  EXPECT_TRUE(contains(out, "strategy.kind is mirrored, which runs in one process; troupe launch "
+                            "needs kind multi_worker_mirrored"))
+      << out;
+}
+
+TEST_F(MultiWorker, ServerRefusesTasksWithoutACluster) {
+  auto file = write_experiment("mw", kMultiWorker);
+  TroupeProcess server({"server", file}, {"TF_CONFIG="});
+  std::string out;
+  EXPECT_EQ(run_to_end(server, &out), 2) << out;
+  EXPECT_TRUE(contains(out, "no cluster: set TF_CONFIG or give --cluster FILE --job J --task I"))
+      << out;
+}
+
+}  // namespace
+}  // namespace troupe::testing
