@@ -163,6 +163,22 @@ TEST_F(MultiWorker, KilledWorkerIsNamedByTheOthersWithinTwoSecondsAndTheLauncher
   EXPECT_TRUE(contains(err, "troupe launch: failed:")) << err;
 }
 
+TEST_F(MultiWorker, TheMultiWorkerExampleTrainsToTheDemosAccuracyWithLaunch) {
+  const std::string example = std::string(TROUPE_SOURCE_DIR) + "/examples/mlp_multi_worker.yaml";
+  std::string out;
+  TroupeProcess launch(
+      {"launch", "-n", "2", example, "--dir", (dir_ / "example").string(), "--steps", "100"});
+  ASSERT_EQ(run_to_end(launch, &out), 0) << out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(\[worker:0\] finished at step 100: loss )"
+                                                   R"([0-9.]+, accuracy ([0-9.]+)%)")))
+      << out;
+  // The demo (mlp_mirrored, one process) reaches 100% on this synthetic set; over the last 50
+  // steps of 100 the launched run must be there too.
+  EXPECT_GE(std::stod(m[1]), 99.0) << out;
+  EXPECT_TRUE(fs::exists(dir_ / "example" / "ckpt-100.manifest")) << out;
+}
+
 TEST_F(MultiWorker, LaunchRefusesAStrategyThatRunsInOneProcessBeforeStartingAnything) {
   auto file = write_experiment("one", "{kind: mirrored, devices: [CPU:0, CPU:1]}");
   TroupeProcess launch({"launch", "-n", "2", file});
