@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bench/bench_table.hpp"
+#include "bench/train_workers.hpp"
 #include "cli/command_line.hpp"
 #include "coordinator/mirrored_strategy.hpp"
 #include "coordinator/runtime.hpp"
@@ -208,8 +209,10 @@ const char* path_name(ApplyPath p) {
 int run_train_bench(const std::vector<std::string>& args) {
   po::options_description options("troupe bench train options");
   bool json = false;
-  int steps = 20, warmup = 5, rounds = 5, per_execution = kStepsPerExecution;
-  options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
+  int steps = 20, warmup = 5, rounds = 5, per_execution = kStepsPerExecution, workers = 0;
+  options.add_options()("workers", po::value(&workers)->default_value(0),
+                        "instead: W processes x 1 replica (troupe launch) against 1 process x W "
+                        "replicas (troupe run), --steps (default then 200) steps each")("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "steps", po::value(&steps)->default_value(20), "timed steps per round and configuration")(
       "rounds", po::value(&rounds)->default_value(5), "interleaved rounds; the best is reported")(
       "warmup", po::value(&warmup)->default_value(5), "untimed steps first")(
@@ -225,6 +228,12 @@ int run_train_bench(const std::vector<std::string>& args) {
   if (warmup < 0) throw po::error("--warmup must be >= 0, got " + std::to_string(warmup));
   if (per_execution < 1)
     throw po::error("--steps-per-execution must be >= 1, got " + std::to_string(per_execution));
+  if (workers == 1 || workers < 0)
+    throw po::error("--workers must be 0 or >= 2, got " + std::to_string(workers));
+  // Whole runs start processes: 200 steps unless --steps says otherwise.
+  if (workers > 0)
+    return run_train_workers_comparison(workers, vm["steps"].defaulted() ? 200 : steps, rounds,
+                                        json);
 
   auto kernels = default_kernels();
   Ops ops(*kernels);
