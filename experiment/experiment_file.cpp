@@ -50,6 +50,9 @@ proto::Experiment parse_experiment(std::string_view yaml_text, const std::string
 }
 
 proto::Experiment load_experiment(const std::string& path, const ModelRegistry* registry) {
+  // An ifstream opens a directory and reads nothing, which would parse as an empty document.
+  if (std::filesystem::is_directory(path))
+    throw invalid_argument("experiment file " + path + " is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw not_found("cannot read experiment file " + path);
   std::ostringstream text;

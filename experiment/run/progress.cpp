@@ -31,12 +31,14 @@ ProgressReporter::~ProgressReporter() {
   if (csv_) std::fclose(csv_);
 }
 
-std::string ProgressReporter::format(const ProgressPoint& p) {
+std::string ProgressReporter::format(const ProgressPoint& p, bool loss_known) {
   char line[256];
+  char loss[32] = "-";
+  if (loss_known) std::snprintf(loss, sizeof loss, "%.6f", p.loss);
   char acc[32] = "";
-  if (p.accuracy >= 0) std::snprintf(acc, sizeof acc, " accuracy=%.4f", p.accuracy);
-  std::snprintf(line, sizeof line, "step %lld/%lld loss=%.6f%s steps/s=%.1f examples/s=%.0f eta=%s",
-                static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.loss, acc,
+  if (loss_known && p.accuracy >= 0) std::snprintf(acc, sizeof acc, " accuracy=%.4f", p.accuracy);
+  std::snprintf(line, sizeof line, "step %lld/%lld loss=%s%s steps/s=%.1f examples/s=%.0f eta=%s",
+                static_cast<long long>(p.step), static_cast<long long>(p.total_steps), loss, acc,
                 p.steps_per_s, p.examples_per_s, eta(p).c_str());
   return line;
 }
@@ -51,12 +53,13 @@ void ProgressReporter::tick(const ProgressPoint& p) {
   std::string bar(size_t(filled), '=');
   if (filled < width) bar += '>';
   bar.resize(size_t(width), ' ');
-  std::fprintf(out_, "\r[%s] %s\033[K", bar.c_str(), format(p).c_str());
+  std::fprintf(out_, "\r[%s] %s\033[K", bar.c_str(), format(p, loss_known_).c_str());
   std::fflush(out_);
   bar_open_ = true;
 }
 
 void ProgressReporter::log(const ProgressPoint& p) {
+  loss_known_ = true;
   if (tty_) {
     std::fprintf(out_, "\r%s\033[K\n", format(p).c_str());
     bar_open_ = false;

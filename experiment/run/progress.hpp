@@ -28,14 +28,16 @@ class ProgressReporter {
   ProgressReporter(const ProgressReporter&) = delete;
   ProgressReporter& operator=(const ProgressReporter&) = delete;
 
-  /// Every step: redraws the bar on a TTY (at most 10 times a second).
+  /// Every step: redraws the bar on a TTY (at most 10 times a second). Before the first log()
+  /// the loss is shown as "loss=-".
   void tick(const ProgressPoint& p);
   /// Every log_every steps: a log line (TTY: a bar line is kept), a CSV row.
   void log(const ProgressPoint& p);
   /// Ends the bar line on a TTY.
   void finish();
-  /// "step 50/1000 loss=0.4312 accuracy=0.875 steps/s=21.3 examples/s=5452 eta=45s".
-  static std::string format(const ProgressPoint& p);
+  /// "step 50/1000 loss=0.4312 accuracy=0.875 steps/s=21.3 examples/s=5452 eta=45s";
+  /// `loss_known` false: "loss=-" (no window has been logged yet, p.loss means nothing).
+  static std::string format(const ProgressPoint& p, bool loss_known = true);
 
  private:
   std::FILE* out_;
@@ -43,6 +45,7 @@ class ProgressReporter {
   std::FILE* csv_ = nullptr;
   std::chrono::steady_clock::time_point last_draw_{};
   bool bar_open_ = false;
+  bool loss_known_ = false;  ///< set by the first log(): the bar shows "loss=-" until then
 };
 
 }  // namespace troupe
