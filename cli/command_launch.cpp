@@ -98,7 +98,10 @@ std::vector<std::string> server_args(const RunCommandOptions& run,
   if (!run.dir.empty()) args.insert(args.end(), {"--dir", run.dir});
   if (run.steps > 0) args.insert(args.end(), {"--steps", std::to_string(run.steps)});
   args.insert(args.end(), {"--secret-file", credentials.secret_file});
-  if (credentials.tls) args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
+  if (credentials.tls)
+    args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
+  else
+    args.push_back("--no-tls");
   return args;
 }
 

@@ -49,6 +49,7 @@ int run_server_command(const std::vector<std::string>& args) {
   add_run_options(options, run);
   std::string cluster_file, job, secret_file, tls_dir, node;
   int task = -1;
+  bool no_tls = false;
   int64_t assemble_ms = 60000;
   options.add_options()("cluster", po::value(&cluster_file),
                         "cluster file (default: TF_CONFIG's cluster and task)")(
@@ -57,11 +58,13 @@ int run_server_command(const std::vector<std::string>& args) {
       "secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)")(
       "tls-dir", po::value(&tls_dir), "mutual TLS with the certificates of `troupe cluster-certs`")(
       "node", po::value(&node), "this node's name in --tls-dir (uses NAME.pem and NAME.key)")(
+      "no-tls", po::bool_switch(&no_tls),
+      "accept plain connections that prove only the shared secret (not for untrusted networks)")(
       "assemble-timeout-ms", po::value(&assemble_ms)->default_value(60000),
       "every worker must have joined by then");
   po::variables_map vm;
   if (!parse_command_line("troupe server [FILE] [--cluster FILE --job J --task I] "
-                          "[--secret-file F] [--tls-dir DIR --node NAME] [run options]",
+                          "[--secret-file F] (--tls-dir DIR --node NAME | --no-tls) [run options]",
                           args, options, vm, {"file"}))
     return 0;
   check_run_options(run);
@@ -69,6 +72,13 @@ int run_server_command(const std::vector<std::string>& args) {
     throw po::error("--tls-dir and --node go together (got only " +
                     std::string(tls_dir.empty() ? "--node" : "--tls-dir") + ")");
   if (assemble_ms < 1) throw po::error("--assemble-timeout-ms must be >= 1");
+  // Plain CAF connections can be attacked before the secret is proven (a forged header makes the
+  // node allocate; an actor id can be messaged directly): TLS unless asked otherwise.
+  if (tls_dir.empty() && !no_tls)
+    throw po::error(
+        "troupe server needs --tls-dir DIR --node NAME (mutual TLS; `troupe cluster-certs` makes "
+        "the files), or --no-tls for plain connections that prove only the shared secret");
+  if (!tls_dir.empty() && no_tls) throw po::error("--no-tls contradicts --tls-dir");
 
   TfConfig config;
   if (!cluster_file.empty()) {

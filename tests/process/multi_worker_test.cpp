@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "experiment/checkpoint/checkpoint.hpp"
+#include "tests/process/basp_attack.hpp"
 #include "tests/process/child_process.hpp"
 
 namespace troupe::testing {
@@ -189,9 +190,77 @@ TEST_F(MultiWorker, LaunchRefusesAStrategyThatRunsInOneProcessBeforeStartingAnyt
       << out;
 }
 
+TEST_F(MultiWorker, ServerRefusesPlainConnectionsUnlessAskedTo) {
+  auto file = write_experiment("mw", kMultiWorker);
+  TroupeProcess server({"server", file});
+  std::string out;
+  EXPECT_EQ(run_to_end(server, &out), 2) << out;
+  EXPECT_TRUE(contains(out, "troupe server needs --tls-dir DIR --node NAME")) << out;
+}
+
+TEST_F(MultiWorker, ForgedHeaderAtATrainingServerIsRefusedAndTheRunCompletes) {
+  // A TLS cluster (launch's default) under attack: a 32-byte BASP header claiming a 4 GiB
+  // payload sent to worker 0's port, held open while the workers train.
+  auto mw = write_experiment("mw", kMultiWorker, 300);
+  TroupeProcess launch({"launch", "-n", "2", mw});
+  std::regex started(R"(started /job:worker/task:0 \(pid (\d+)\))");
+  std::regex listening(R"(joining 2 worker\(s\) from 127\.0\.0\.1:(\d+) with mutual TLS)");
+  int pid = -1, port = -1;
+  std::string text;
+  const auto give_up = Clock::now() + std::chrono::seconds(60);
+  while ((pid < 0 || port < 0) && Clock::now() < give_up) {
+    if (auto line = launch.read_line(std::chrono::milliseconds(100))) {
+      std::smatch m;
+      if (std::regex_search(*line, m, started)) pid = std::stoi(m[1]);
+    }
+    std::smatch m;
+    const std::string err = launch.err();
+    if (port < 0 && std::regex_search(err, m, listening)) port = std::stoi(m[1]);
+  }
+  ASSERT_GT(pid, 0) << launch.err();
+  ASSERT_GT(port, 0) << launch.err();
+  const long before = rss_kib(pid);
+  {
+    RawSocket attacker{uint16_t(port)};
+    ASSERT_GE(attacker.fd, 0);
+    attacker.send_all(basp_header(kClientHandshake, 0xFFFFFFFFu, 0));
+    bool closed = false;
+    attacker.read_until_closed(std::chrono::milliseconds(1500), closed);
+    EXPECT_LT(rss_kib(pid) - before, 64 * 1024) << "KiB grown after the forged header";
+  }
+  std::string out;
+  EXPECT_EQ(run_to_end(launch, &out), 0) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] finished at step 300")) << out;
+}
+
+TEST_F(MultiWorker, WrongSecretIsRefusedAndLoggedAndTheClusterTrainsOn) {
+  auto mw = write_experiment("mw", kMultiWorker, 300);
+  TroupeProcess launch({"launch", "-n", "2", "--no-tls", mw});
+  std::regex listening(R"(\[worker:0\] .*joining 2 worker\(s\) from 127\.0\.0\.1:(\d+))");
+  int port = -1;
+  const auto give_up = Clock::now() + std::chrono::seconds(60);
+  while (port < 0 && Clock::now() < give_up) {
+    launch.pump_for(std::chrono::milliseconds(100));
+    std::smatch m;
+    const std::string err = launch.err();
+    if (std::regex_search(err, m, listening)) port = std::stoi(m[1]);
+  }
+  ASSERT_GT(port, 0) << launch.err();
+  const std::string wrong = (dir_ / "wrong-secret").string();
+  std::ofstream(wrong) << "not-the-secret-of-this-cluster";
+  TroupeProcess stranger({"echo", "--port", std::to_string(port), "--secret-file", wrong});
+  std::string said;
+  EXPECT_NE(run_to_end(stranger, &said), 0) << said;
+  EXPECT_TRUE(contains(said, "authentication failed")) << said;
+  std::string out;
+  EXPECT_EQ(run_to_end(launch, &out), 0) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] troupe: refused a client: wrong shared secret")) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] finished at step 300")) << out;
+}
+
 TEST_F(MultiWorker, ServerRefusesTasksWithoutACluster) {
   auto file = write_experiment("mw", kMultiWorker);
-  TroupeProcess server({"server", file}, {"TF_CONFIG="});
+  TroupeProcess server({"server", file, "--no-tls"}, {"TF_CONFIG="});
   std::string out;
   EXPECT_EQ(run_to_end(server, &out), 2) << out;
   EXPECT_TRUE(contains(out, "no cluster: set TF_CONFIG or give --cluster FILE --job J --task I"))
