@@ -2,11 +2,16 @@
 // collective peer actor behind the shared-secret gatekeeper on 127.0.0.1 (port 0), prints
 // `PORT <n>`, reads `PEERS <port of rank 0> ... <port of rank n-1>` from stdin, connects to every
 // other rank through CAF's middleman, runs `--repeat` all-reduces of closed-form inputs, prints
-// `RESULT ok <seconds per all-reduce> <sum of all result elements>` (or `RESULT error <why>`),
+// `RESULT ok <seconds per all-reduce> <sum of all result elements> <SHA-256 of the result bytes>`
+// (or `RESULT error <why>`); `--seed S` replaces the closed-form inputs by seeded fractions,
 // then waits for `EXIT` on stdin so that no rank leaves while others still need its messages.
 // With `--tls-dir DIR --node NAME` (a `troupe cluster-certs` directory) every connection is
 // mutual TLS: a peer without a certificate from DIR/ca.pem is dropped during the handshake,
 // before CAF reads a message from it; the shared-secret proof still runs on top.
+// With `--transport direct` (the default) the chunks of all-reduces of at least --inline-below
+// bytes travel over the collective data plane (direct TCP connections authenticated with the
+// same secret, see net/collective_data_plane.hpp); CAF carries the control. The data listener's
+// address is printed on stderr as `troupe collective-peer: rank R data plane on HOST:PORT`.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +22,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "actors/collective_peer.hpp"
+#include "cli/collective_peer_input.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "core/collective/algorithm_choice.hpp"
@@ -67,8 +73,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   po::options_description options("troupe collective-peer options");
   int rank = 0, size = 2, repeat = 1;
   std::string algo = "ring", dtype_name = "float32", count_text = "1M", chunk_text = "1MiB";
-  std::string secret_file, tls_dir, node;
+  std::string secret_file, tls_dir, node, transport = "direct", inline_text = "0";
   int timeout_ms = 30000;
+  uint64_t seed = 0;
   options.add_options()("rank", po::value(&rank)->required(), "this process's rank, 0..size-1")(
       "size", po::value(&size)->required(), "number of ranks")(
       "count", po::value(&count_text)->default_value("1M"),
@@ -81,7 +88,13 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "per all-reduce; a dead peer fails")("secret-file", po::value(&secret_file),
                                            "shared secret file (default: $TROUPE_SECRET)")(
       "tls-dir", po::value(&tls_dir), "mutual TLS with the certificates of `troupe cluster-certs`")(
-      "node", po::value(&node), "this node's name in --tls-dir (uses NAME.pem and NAME.key)");
+      "node", po::value(&node), "this node's name in --tls-dir (uses NAME.pem and NAME.key)")(
+      "transport", po::value(&transport)->default_value("direct"),
+      "direct (chunks over the authenticated data plane) or middleman (chunks in CAF messages)")(
+      "seed", po::value(&seed)->default_value(0),
+      "0: closed-form integer inputs; else seeded fractions in [-1, 1)")(
+      "inline-below", po::value(&inline_text)->default_value("0"),
+      "with --transport direct: all-reduces smaller than this stay in CAF messages");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;
@@ -97,6 +110,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     throw po::error("--tls-dir and --node go together (got only " +
                     std::string(tls_dir.empty() ? "--node" : "--tls-dir") + ")");
   const bool tls = !tls_dir.empty();
+  if (transport != "direct" && transport != "middleman")
+    throw po::error("--transport must be direct or middleman, got '" + transport + "'");
+  const int64_t inline_below = int64_t(parse_byte_size("--inline-below", inline_text));
   const std::string secret = load_shared_secret(secret_file);
 
   ActorSystemOptions system_options;
@@ -104,7 +120,12 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   caf::actor_system_config cfg;
   configure_actor_system(cfg, system_options);
   caf::actor_system sys{cfg};
-  auto peer = spawn_collective_peer(sys);
+  CollectivePeerTransport peer_transport;
+  peer_transport.data_plane = transport == "direct";
+  peer_transport.data.secret = secret;
+  peer_transport.data.io_timeout_ms = timeout_ms;
+  peer_transport.inline_below_bytes = inline_below;
+  auto peer = spawn_collective_peer(sys, peer_transport);
   auto gate = spawn_gatekeeper(sys, secret, peer);
   auto stop = [&] {
     caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
@@ -140,7 +161,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       caf::anon_send(peers[size_t(r)], collective_join_msg{rank, peer});
     }
     caf::anon_send(peer, collective_peers_msg{rank, peers});
-    Tensor input = closed_form_input(rank, count, dtype);
+    Tensor input = collective_peer_input(rank, count, dtype, seed);
     caf::scoped_actor self{sys};
     std::string not_ready;
     self->request(peer, std::chrono::milliseconds(timeout_ms), ready_atom::value)
@@ -148,6 +169,26 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     if (!not_ready.empty())
       throw unavailable("the group did not assemble within " + std::to_string(timeout_ms) +
                         " ms (a rank missing?): " + not_ready);
+    // Prints where the data plane listens, or (traffic) what it carried.
+    auto report_data_plane = [&](bool traffic) {
+      if (!peer_transport.data_plane) return;
+      self->request(peer, std::chrono::milliseconds(timeout_ms), collective_data_atom::value)
+          .receive(
+              [&](std::string& host, uint16_t port, uint64_t sent, uint64_t received) {
+                if (traffic)
+                  std::cerr << "troupe collective-peer: rank " << rank << " data plane carried "
+                            << sent << " payload bytes out, " << received << " in" << std::endl;
+                else
+                  std::cerr << "troupe collective-peer: rank " << rank << " data plane on " << host
+                            << ":" << port << std::endl;
+              },
+              [&](caf::error& e) {
+                throw unavailable(
+                    "rank " + std::to_string(rank) +
+                    " has no data plane after the group assembled: " + to_status(e).message());
+              });
+    };
+    report_data_plane(false);
     Tensor result;
     double seconds = 0;
     for (int k = 0; k < repeat; ++k) {
@@ -165,7 +206,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
         seconds +=
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
-    std::printf("RESULT ok %.9f %.17g\n", seconds / std::max(1, repeat - 1), checksum(result));
+    report_data_plane(true);
+    std::printf("RESULT ok %.9f %.17g %s\n", seconds / std::max(1, repeat - 1), checksum(result),
+                result_digest(result).c_str());
   } catch (const std::exception& e) {
     std::printf("RESULT error %s\n", e.what());
     exit_code = 1;

@@ -1,0 +1,422 @@
+#include "net/collective_data_plane.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <random>
+
+#include "core/hmac.hpp"
+#include "core/status.hpp"
+#include "net/gatekeeper.hpp"
+#include "net/socket_io.hpp"
+
+namespace troupe {
+namespace {
+
+constexpr size_t kNonceBytes = 32, kProofBytes = 32;
+constexpr uint32_t kFrameMagic = 0x54524344;  // "TRCD"
+constexpr uint64_t kMaxFrameBytes = uint64_t(16) << 30;
+
+struct FrameHeader {
+  uint32_t magic;
+  uint8_t phase;
+  uint8_t dtype;
+  uint16_t zero;
+  int32_t from, to, step, chunk;
+  int64_t instance, offset, count;
+};
+static_assert(sizeof(FrameHeader) == 48, "frame header layout is part of the wire format");
+
+std::string listener_proof(const std::string& secret, const std::string& nonce) {
+  return challenge_proof(secret, "troupe-collective-data-v1 listener" + nonce);
+}
+
+std::string random_nonce() {
+  static thread_local std::random_device entropy;
+  std::string nonce(kNonceBytes, '\0');
+  for (auto& ch : nonce) ch = char(entropy());
+  return nonce;
+}
+
+/// How a blocking transfer ended.
+enum class Io { ok, closed, stalled, idle };
+
+/// Reads exactly `size` bytes. With `idle_ok`, a timeout before the first byte is `idle` (a quiet
+/// connection between collectives is fine); a timeout after it is `stalled`.
+Io read_exact(int fd, void* data, size_t size, bool idle_ok) {
+  auto p = static_cast<char*>(data);
+  bool any = false;
+  while (size > 0) {
+    ssize_t n = ::recv(fd, p, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return idle_ok && !any ? Io::idle : Io::stalled;
+    if (n <= 0) return Io::closed;
+    any = true;
+    p += n;
+    size -= size_t(n);
+  }
+  return Io::ok;
+}
+
+/// Writes the header and the payload in as few system calls as the kernel allows.
+Io write_frame(int fd, const FrameHeader& header, const void* payload, size_t bytes) {
+  iovec parts[2] = {{const_cast<FrameHeader*>(&header), sizeof header},
+                    {const_cast<void*>(payload), bytes}};
+  iovec* iov = parts;
+  int count = bytes ? 2 : 1;
+  while (count > 0) {
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = size_t(count);
+    ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Io::stalled;
+    if (n <= 0) return Io::closed;
+    size_t done = size_t(n);
+    while (count > 0 && done >= iov->iov_len) {
+      done -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + done;
+      iov->iov_len -= done;
+    }
+  }
+  return Io::ok;
+}
+
+std::string endpoint(const std::string& host, uint16_t port) {
+  return host + ":" + std::to_string(port);
+}
+
+std::string peer_address(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
+  char text[INET_ADDRSTRLEN] = "?";
+  ::inet_ntop(AF_INET, &addr.sin_addr, text, sizeof text);
+  return endpoint(text, ntohs(addr.sin_port));
+}
+
+int listen_on(const std::string& host, uint16_t& port_out) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
+    throw invalid_argument("collective data plane: '" + host +
+                           "' is not a numeric IPv4 address to listen on");
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(fd, 64) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::string why = strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw unavailable("collective data plane cannot listen on " + host + ": " + why);
+  }
+  port_out = ntohs(addr.sin_port);
+  return fd;
+}
+
+}  // namespace
+
+std::string collective_data_dialer_proof(const std::string& secret, const std::string& nonce,
+                                         int rank) {
+  return challenge_proof(secret, "troupe-collective-data-v1 dialer" + nonce + std::to_string(rank));
+}
+
+int dial_collective_data(const std::string& host, uint16_t port, int rank,
+                         const std::string& secret, int timeout_ms) {
+  const std::string where = endpoint(host, port);
+  int fd = net::connect_to(host, port);
+  net::set_io_timeout(fd, timeout_ms);
+  auto give_up = [&](Error e) -> Error {
+    ::close(fd);
+    return e;
+  };
+  std::string server_nonce(kNonceBytes, '\0'), client_nonce = random_nonce();
+  if (read_exact(fd, server_nonce.data(), kNonceBytes, false) != Io::ok)
+    throw give_up(unavailable("collective data listener " + where + " sent no challenge within " +
+                              std::to_string(timeout_ms) + " ms"));
+  uint32_t my_rank = uint32_t(rank);
+  std::string proof = collective_data_dialer_proof(secret, server_nonce, rank);
+  uint8_t accepted = 0;
+  if (!net::write_all(fd, &my_rank, 4) || !net::write_all(fd, client_nonce.data(), kNonceBytes) ||
+      !net::write_all(fd, proof.data(), kProofBytes) ||
+      read_exact(fd, &accepted, 1, false) != Io::ok || accepted != 1)
+    throw give_up(failed_precondition("authentication failed at collective data listener " + where +
+                                      ": it refused rank " + std::to_string(rank) +
+                                      "'s proof (wrong shared secret?)"));
+  std::string listener(kProofBytes, '\0');
+  if (read_exact(fd, listener.data(), kProofBytes, false) != Io::ok ||
+      !constant_time_equal(listener, listener_proof(secret, client_nonce)))
+    throw give_up(failed_precondition("collective data listener " + where +
+                                      " did not prove the shared secret (not a cluster member)"));
+  return fd;
+}
+
+struct CollectiveDataPlane::Outgoing {
+  int rank = 0;
+  int fd = -1;
+  std::string where;
+  std::thread writer;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<CollectiveMessage> queue;
+  bool stop = false;
+  std::atomic<bool> failed{false};
+};
+
+struct CollectiveDataPlane::Incoming {
+  int fd = -1;
+  int rank = -1;  // set once authenticated
+  std::thread reader;
+};
+
+CollectiveDataPlane::CollectiveDataPlane(int rank, CollectiveDataPlaneOptions options,
+                                         DeliverFn deliver, FailFn fail)
+    : rank_(rank),
+      options_(std::move(options)),
+      deliver_(std::move(deliver)),
+      fail_(std::move(fail)) {
+  listen_fd_ = listen_on(options_.host, port_);
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+CollectiveDataPlane::~CollectiveDataPlane() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
+  acceptor_.join();
+  ::close(listen_fd_);
+  // The acceptor is gone: incoming_ and outgoing_ change no more.
+  for (auto& in : incoming_) ::shutdown(in->fd, SHUT_RDWR);
+  for (auto& [rank, out] : outgoing_) {
+    {
+      std::lock_guard<std::mutex> lock(out->mutex);
+      out->stop = true;
+    }
+    out->wake.notify_all();
+    ::shutdown(out->fd, SHUT_RDWR);
+  }
+  for (auto& in : incoming_) {
+    in->reader.join();
+    ::close(in->fd);
+  }
+  for (auto& [rank, out] : outgoing_) {
+    out->writer.join();
+    ::close(out->fd);
+  }
+}
+
+void CollectiveDataPlane::accept_loop() {
+  for (;;) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      return;
+    }
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    net::set_io_timeout(fd, options_.io_timeout_ms);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) {
+      ::close(fd);
+      return;
+    }
+    auto in = std::make_unique<Incoming>();
+    in->fd = fd;
+    auto* raw = in.get();
+    in->reader = std::thread([this, raw] { serve(*raw); });
+    incoming_.push_back(std::move(in));
+  }
+}
+
+void CollectiveDataPlane::serve(Incoming& in) {
+  const int fd = in.fd;
+  const std::string from = peer_address(fd);
+  // Handshake: nothing but the challenge is sent, nothing but the proof is read, before the
+  // dialer has shown it holds the secret.
+  std::string nonce = random_nonce(), client_nonce(kNonceBytes, '\0'), proof(kProofBytes, '\0');
+  uint32_t claimed = 0;
+  if (!net::write_all(fd, nonce.data(), kNonceBytes) ||
+      read_exact(fd, &claimed, 4, false) != Io::ok ||
+      read_exact(fd, client_nonce.data(), kNonceBytes, false) != Io::ok ||
+      read_exact(fd, proof.data(), kProofBytes, false) != Io::ok) {
+    std::cerr << "troupe: collective data connection from " << from
+              << " dropped: incomplete handshake\n";
+    ::shutdown(fd, SHUT_RDWR);
+    return;
+  }
+  const int rank = int(claimed);
+  if (claimed > uint32_t(1) << 20 ||
+      !constant_time_equal(proof, collective_data_dialer_proof(options_.secret, nonce, rank))) {
+    uint8_t refused = 0;
+    net::write_all(fd, &refused, 1);
+    std::cerr << "troupe: refused a collective data connection from " << from << " claiming rank "
+              << claimed << ": wrong shared secret\n";
+    ::shutdown(fd, SHUT_RDWR);
+    return;
+  }
+  uint8_t accepted = 1;
+  std::string answer = listener_proof(options_.secret, client_nonce);
+  if (!net::write_all(fd, &accepted, 1) || !net::write_all(fd, answer.data(), kProofBytes)) {
+    ::shutdown(fd, SHUT_RDWR);
+    return;
+  }
+  in.rank = rank;
+  const std::string who = "rank " + std::to_string(rank);
+  auto failed = [&](const std::string& why) {
+    ::shutdown(fd, SHUT_RDWR);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stopping_) fail_(rank, why);
+  };
+  for (;;) {
+    FrameHeader h{};
+    Io got = read_exact(fd, &h, sizeof h, true);
+    if (got == Io::idle) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return;
+      continue;
+    }
+    if (got == Io::closed)
+      return failed(who +
+                    " is down: the connection to its process was lost (data connection from " +
+                    from + " closed)");
+    if (got == Io::stalled)
+      return failed(who + " stalled: its data connection from " + from +
+                    " sent part of a frame header and then nothing for " +
+                    std::to_string(options_.io_timeout_ms) + " ms");
+    std::string problem;
+    if (h.magic != kFrameMagic)
+      problem = "bad frame magic " + std::to_string(h.magic);
+    else if (h.from != rank)
+      problem = "frame claims to come from rank " + std::to_string(h.from);
+    else if (h.to != rank_)
+      problem = "frame addressed to rank " + std::to_string(h.to) + ", this is rank " +
+                std::to_string(rank_);
+    else if (!is_valid_dtype(h.dtype))
+      problem = "bad dtype " + std::to_string(h.dtype);
+    else if (h.phase > uint8_t(CollectivePhase::broadcast))
+      problem = "bad collective phase " + std::to_string(h.phase);
+    else if (h.count < 0 || uint64_t(h.count) > kMaxFrameBytes / dtype_size(DType(h.dtype)))
+      problem = "bad element count " + std::to_string(h.count);
+    if (!problem.empty())
+      return failed(who + " sent a malformed data frame on " + from + ": " + problem);
+    CollectiveMessage m;
+    m.instance = h.instance;
+    m.from = h.from;
+    m.to = h.to;
+    m.phase = CollectivePhase(h.phase);
+    m.step = h.step;
+    m.chunk = h.chunk;
+    m.offset = h.offset;
+    m.count = h.count;
+    m.payload = Tensor(DType(h.dtype), Shape{h.count});
+    got = read_exact(fd, m.payload.raw_data(), m.payload.byte_size(), false);
+    if (got == Io::closed)
+      return failed(who +
+                    " is down: the connection to its process was lost (data connection from " +
+                    from + " closed mid-chunk: " + m.describe() + ")");
+    if (got == Io::stalled)
+      return failed(who + " stalled: its data connection from " + from + " made no progress for " +
+                    std::to_string(options_.io_timeout_ms) + " ms in " + m.describe());
+    received_ += m.payload.byte_size();
+    deliver_(std::move(m));
+  }
+}
+
+void CollectiveDataPlane::connect(int rank, const std::string& host, uint16_t port) {
+  int fd = -1;
+  try {
+    fd = dial_collective_data(host, port, rank_, options_.secret, options_.io_timeout_ms);
+  } catch (const Error& e) {
+    throw Error(e.code(), "data connection to rank " + std::to_string(rank) + ": " + e.what());
+  }
+  auto out = std::make_unique<Outgoing>();
+  out->rank = rank;
+  out->fd = fd;
+  out->where = endpoint(host, port);
+  auto* raw = out.get();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stopping_ || outgoing_.count(rank)) {
+    ::close(fd);
+    if (stopping_) return;
+    throw failed_precondition("data connection to rank " + std::to_string(rank) + " opened twice");
+  }
+  out->writer = std::thread([this, raw] {
+    auto& o = *raw;
+    const std::string who = "rank " + std::to_string(o.rank);
+    for (;;) {
+      CollectiveMessage m;
+      {
+        std::unique_lock<std::mutex> lock(o.mutex);
+        o.wake.wait(lock, [&] { return o.stop || !o.queue.empty(); });
+        if (o.stop) return;
+        m = std::move(o.queue.front());
+        o.queue.pop_front();
+      }
+      FrameHeader h{kFrameMagic, uint8_t(m.phase), uint8_t(m.payload.dtype()),
+                    0,           m.from,           m.to,
+                    m.step,      m.chunk,          m.instance,
+                    m.offset,    m.count};
+      Io put = write_frame(o.fd, h, m.payload.raw_data(), m.payload.byte_size());
+      if (put == Io::ok) {
+        sent_ += m.payload.byte_size();
+        continue;
+      }
+      o.failed = true;
+      std::string why =
+          put == Io::stalled
+              ? who + " stalled: its data connection " + o.where + " accepted no bytes for " +
+                    std::to_string(options_.io_timeout_ms) + " ms while sending " + m.describe()
+              : who + " is down: the connection to its process was lost (data connection to " +
+                    o.where + " broke while sending " + m.describe() + ")";
+      ::shutdown(o.fd, SHUT_RDWR);
+      std::lock_guard<std::mutex> plane(mutex_);
+      if (!stopping_) fail_(o.rank, why);
+      return;
+    }
+  });
+  outgoing_.emplace(rank, std::move(out));
+}
+
+bool CollectiveDataPlane::can_send(int rank) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = outgoing_.find(rank);
+  return it != outgoing_.end() && !it->second->failed;
+}
+
+void CollectiveDataPlane::send(CollectiveMessage message) {
+  Outgoing* out = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = outgoing_.find(message.to);
+    if (it == outgoing_.end())
+      throw internal_error("no data connection to rank " + std::to_string(message.to) + " for " +
+                           message.describe());
+    out = it->second.get();
+  }
+  if (!message.payload.defined() || message.payload.memory() != MemoryKind::host)
+    throw invalid_argument("collective data plane carries host tensors only: " +
+                           message.describe());
+  {
+    std::lock_guard<std::mutex> lock(out->mutex);
+    out->queue.push_back(std::move(message));
+  }
+  out->wake.notify_one();
+}
+
+}  // namespace troupe
