@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "core/hmac.hpp"
 #include "core/status.hpp"
 #include "net/gatekeeper.hpp"
+#include "net/shm_ring.hpp"
 #include "net/socket_io.hpp"
 
 namespace troupe {
@@ -97,6 +99,22 @@ Io write_frame(int fd, const FrameHeader& header, const void* payload, size_t by
   return Io::ok;
 }
 
+Io from_ring(RingIo r) {
+  switch (r) {
+    case RingIo::ok: return Io::ok;
+    case RingIo::idle: return Io::idle;
+    case RingIo::stalled: return Io::stalled;
+    default: return Io::closed;
+  }
+}
+
+/// The stream beside a shared-memory ring carries nothing after the handshake: readable or hung
+/// up means the other process closed it (or died, and the kernel closed it).
+bool stream_open(int fd) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) == 0;
+}
+
 std::string endpoint(const std::string& host, uint16_t port) {
   return host + ":" + std::to_string(port);
 }
@@ -168,7 +186,8 @@ int dial_collective_data(const std::string& host, uint16_t port, int rank,
 struct CollectiveDataPlane::Outgoing {
   int rank = 0;
   int fd = -1;
-  std::string where;
+  std::unique_ptr<ShmRing> ring;  // frames go here when set, else on fd
+  std::string where;              // "data connection to H:P" / "shared-memory ring N to H:P"
   std::thread writer;
   std::mutex mutex;
   std::condition_variable wake;
@@ -179,7 +198,8 @@ struct CollectiveDataPlane::Outgoing {
 
 struct CollectiveDataPlane::Incoming {
   int fd = -1;
-  int rank = -1;  // set once authenticated
+  int rank = -1;                  // set once authenticated
+  std::unique_ptr<ShmRing> ring;  // set (under the plane's mutex) when the dialer offered one
   std::thread reader;
 };
 
@@ -202,7 +222,13 @@ CollectiveDataPlane::~CollectiveDataPlane() {
   acceptor_.join();
   ::close(listen_fd_);
   // The acceptor is gone: incoming_ and outgoing_ change no more.
-  for (auto& in : incoming_) ::shutdown(in->fd, SHUT_RDWR);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& in : incoming_) {
+      ::shutdown(in->fd, SHUT_RDWR);
+      if (in->ring) in->ring->close();
+    }
+  }
   for (auto& [rank, out] : outgoing_) {
     {
       std::lock_guard<std::mutex> lock(out->mutex);
@@ -210,6 +236,7 @@ CollectiveDataPlane::~CollectiveDataPlane() {
     }
     out->wake.notify_all();
     ::shutdown(out->fd, SHUT_RDWR);
+    if (out->ring) out->ring->close();
   }
   for (auto& in : incoming_) {
     in->reader.join();
@@ -283,22 +310,57 @@ void CollectiveDataPlane::serve(Incoming& in) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!stopping_) fail_(rank, why);
   };
+  // Transport negotiation: the dialer may offer a shared-memory ring.
+  uint8_t mode = 0;
+  if (read_exact(fd, &mode, 1, false) != Io::ok)
+    return failed(who + " is down: the connection to its process was lost (data connection from " +
+                  from + " closed before choosing a transport)");
+  std::string via = "data connection from " + from;
+  if (mode == 1) {
+    uint16_t length = 0;
+    std::string name;
+    bool got_name = read_exact(fd, &length, 2, false) == Io::ok && length <= 255;
+    if (got_name) {
+      name.resize(length);
+      got_name = read_exact(fd, name.data(), length, false) == Io::ok;
+    }
+    if (!got_name) return failed(who + " sent no usable shared-memory ring name on its " + via);
+    uint8_t mapped = 0;
+    try {
+      auto ring = std::make_unique<ShmRing>(ShmRing::open(name));
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return;
+      in.ring = std::move(ring);
+      mapped = 1;
+      via = "shared-memory ring " + name + " from " + from;
+    } catch (const std::exception& e) {
+      std::cerr << "troupe: " << who << "'s shared-memory ring not used, TCP instead: " << e.what()
+                << "\n";
+    }
+    if (!net::write_all(fd, &mapped, 1))
+      return failed(who + " is down: the connection to its process was lost (" + via +
+                    " closed while choosing a transport)");
+  }
+  ShmRing* ring = in.ring.get();
+  const ShmRing::AliveFn alive = [&] { return !stopping_ && stream_open(fd); };
+  const int timeout = options_.io_timeout_ms;
+  auto read = [&](void* data, size_t size, bool idle_ok) {
+    return ring ? from_ring(ring->read(data, size, timeout, idle_ok, alive))
+                : read_exact(fd, data, size, idle_ok);
+  };
   for (;;) {
     FrameHeader h{};
-    Io got = read_exact(fd, &h, sizeof h, true);
+    Io got = read(&h, sizeof h, true);
     if (got == Io::idle) {
-      std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_) return;
       continue;
     }
     if (got == Io::closed)
-      return failed(who +
-                    " is down: the connection to its process was lost (data connection from " +
-                    from + " closed)");
+      return failed(who + " is down: the connection to its process was lost (" + via + " closed)");
     if (got == Io::stalled)
-      return failed(who + " stalled: its data connection from " + from +
-                    " sent part of a frame header and then nothing for " +
-                    std::to_string(options_.io_timeout_ms) + " ms");
+      return failed(who + " stalled: its " + via +
+                    " sent part of a frame header and then nothing for " + std::to_string(timeout) +
+                    " ms");
     std::string problem;
     if (h.magic != kFrameMagic)
       problem = "bad frame magic " + std::to_string(h.magic);
@@ -314,7 +376,7 @@ void CollectiveDataPlane::serve(Incoming& in) {
     else if (h.count < 0 || uint64_t(h.count) > kMaxFrameBytes / dtype_size(DType(h.dtype)))
       problem = "bad element count " + std::to_string(h.count);
     if (!problem.empty())
-      return failed(who + " sent a malformed data frame on " + from + ": " + problem);
+      return failed(who + " sent a malformed data frame on its " + via + ": " + problem);
     CollectiveMessage m;
     m.instance = h.instance;
     m.from = h.from;
@@ -325,14 +387,13 @@ void CollectiveDataPlane::serve(Incoming& in) {
     m.offset = h.offset;
     m.count = h.count;
     m.payload = Tensor(DType(h.dtype), Shape{h.count});
-    got = read_exact(fd, m.payload.raw_data(), m.payload.byte_size(), false);
+    got = read(m.payload.raw_data(), m.payload.byte_size(), false);
     if (got == Io::closed)
-      return failed(who +
-                    " is down: the connection to its process was lost (data connection from " +
-                    from + " closed mid-chunk: " + m.describe() + ")");
+      return failed(who + " is down: the connection to its process was lost (" + via +
+                    " closed mid-chunk: " + m.describe() + ")");
     if (got == Io::stalled)
-      return failed(who + " stalled: its data connection from " + from + " made no progress for " +
-                    std::to_string(options_.io_timeout_ms) + " ms in " + m.describe());
+      return failed(who + " stalled: its " + via + " made no progress for " +
+                    std::to_string(timeout) + " ms in " + m.describe());
     received_ += m.payload.byte_size();
     deliver_(std::move(m));
   }
@@ -348,7 +409,36 @@ void CollectiveDataPlane::connect(int rank, const std::string& host, uint16_t po
   auto out = std::make_unique<Outgoing>();
   out->rank = rank;
   out->fd = fd;
-  out->where = endpoint(host, port);
+  out->where = "data connection to " + endpoint(host, port);
+  // Same host: offer a shared-memory ring; the listener answers whether it could map it.
+  uint8_t mode = options_.shared_memory && host.rfind("127.", 0) == 0 ? 1 : 0;
+  std::unique_ptr<ShmRing> ring;
+  if (mode == 1) {
+    try {
+      ring = std::make_unique<ShmRing>(ShmRing::create(options_.ring_bytes));
+    } catch (const std::exception& e) {
+      std::cerr << "troupe: no shared-memory ring to rank " << rank << ", TCP instead: " << e.what()
+                << "\n";
+      mode = 0;
+    }
+  }
+  uint8_t mapped = 0;
+  bool told = net::write_all(fd, &mode, 1);
+  if (told && mode == 1) {
+    uint16_t length = uint16_t(ring->name().size());
+    told = net::write_all(fd, &length, 2) && net::write_all(fd, ring->name().data(), length) &&
+           read_exact(fd, &mapped, 1, false) == Io::ok;
+    ring->unlink();  // mapped by both now (or refused): the name is no longer needed
+  }
+  if (!told) {
+    ::close(fd);
+    throw unavailable("data connection to rank " + std::to_string(rank) + " at " +
+                      endpoint(host, port) + " closed while choosing a transport");
+  }
+  if (mapped == 1) {
+    out->where = "shared-memory ring " + ring->name() + " to " + endpoint(host, port);
+    out->ring = std::move(ring);
+  }
   auto* raw = out.get();
   std::lock_guard<std::mutex> lock(mutex_);
   if (stopping_ || outgoing_.count(rank)) {
@@ -359,6 +449,8 @@ void CollectiveDataPlane::connect(int rank, const std::string& host, uint16_t po
   out->writer = std::thread([this, raw] {
     auto& o = *raw;
     const std::string who = "rank " + std::to_string(o.rank);
+    const int timeout = options_.io_timeout_ms;
+    const ShmRing::AliveFn alive = [&] { return !stopping_ && stream_open(o.fd); };
     for (;;) {
       CollectiveMessage m;
       {
@@ -372,18 +464,25 @@ void CollectiveDataPlane::connect(int rank, const std::string& host, uint16_t po
                     0,           m.from,           m.to,
                     m.step,      m.chunk,          m.instance,
                     m.offset,    m.count};
-      Io put = write_frame(o.fd, h, m.payload.raw_data(), m.payload.byte_size());
+      const size_t bytes = m.payload.byte_size();
+      Io put;
+      if (o.ring) {
+        put = from_ring(o.ring->write(&h, sizeof h, timeout, alive));
+        if (put == Io::ok)
+          put = from_ring(o.ring->write(m.payload.raw_data(), bytes, timeout, alive));
+      } else {
+        put = write_frame(o.fd, h, m.payload.raw_data(), bytes);
+      }
       if (put == Io::ok) {
-        sent_ += m.payload.byte_size();
+        sent_ += bytes;
         continue;
       }
       o.failed = true;
-      std::string why =
-          put == Io::stalled
-              ? who + " stalled: its data connection " + o.where + " accepted no bytes for " +
-                    std::to_string(options_.io_timeout_ms) + " ms while sending " + m.describe()
-              : who + " is down: the connection to its process was lost (data connection to " +
-                    o.where + " broke while sending " + m.describe() + ")";
+      std::string why = put == Io::stalled
+                            ? who + " stalled: its " + o.where + " accepted no bytes for " +
+                                  std::to_string(timeout) + " ms while sending " + m.describe()
+                            : who + " is down: the connection to its process was lost (" + o.where +
+                                  " broke while sending " + m.describe() + ")";
       ::shutdown(o.fd, SHUT_RDWR);
       std::lock_guard<std::mutex> plane(mutex_);
       if (!stopping_) fail_(o.rank, why);
@@ -391,6 +490,13 @@ void CollectiveDataPlane::connect(int rank, const std::string& host, uint16_t po
     }
   });
   outgoing_.emplace(rank, std::move(out));
+}
+
+std::string CollectiveDataPlane::path_to(int rank) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = outgoing_.find(rank);
+  if (it == outgoing_.end()) return "";
+  return it->second->ring ? "shared_memory" : "tcp";
 }
 
 bool CollectiveDataPlane::can_send(int rank) const {

@@ -9,6 +9,9 @@
 // Connections are one-way and owned by the sender: rank A dials rank B's listener to send A->B
 // chunks (so there is no crossing-connection race to resolve). One writer thread per outgoing
 // connection drains a queue, one reader thread per incoming connection delivers frames in order.
+// Between processes of one host (a loopback listener) the frames go through a shared-memory ring
+// (net/shm_ring.hpp) instead of the TCP stream, whose only job is then to authenticate, to hand
+// over the segment's name and to tell each side when the other's process is gone.
 //
 // Handshake, mutual, before a single frame (all integers little-endian as on every host we
 // build for; both ends are the same build):
@@ -17,6 +20,9 @@
 //                       dialer" + Ns + decimal rank)
 //   listener -> dialer: u8 accepted (0 = refused, then close), and when accepted
 //                       HMAC-SHA256(secret, "troupe-collective-data-v1 listener" + Nc)
+//   dialer -> listener: u8 mode: 0 = frames follow on this stream; 1 = u16 length + the name of a
+//                       shared-memory ring the dialer created; listener -> dialer: u8 1 when
+//                       it mapped the ring (frames then go there), 0 when not (TCP it is)
 // Frame: kFrameMagic u32, u8 phase, u8 dtype, u16 zero, i32 from, i32 to, i32 step, i32 chunk,
 //        i64 instance, i64 offset, i64 count, then count * dtype_size payload bytes.
 // The listener checks every frame's `from` against the authenticated rank and `to` against its
@@ -41,6 +47,9 @@ struct CollectiveDataPlaneOptions {
   std::string secret;              ///< the cluster's shared secret (HMAC key of the handshake)
   std::string host = "127.0.0.1";  ///< address to listen on and to advertise
   int io_timeout_ms = 30000;       ///< a connection without progress this long mid-frame fails
+  /// Peers on this host (a 127.x listener) get a shared-memory ring instead of the TCP stream.
+  bool shared_memory = true;
+  size_t ring_bytes = size_t(8) << 20;  ///< data bytes per shared-memory ring (one per direction)
 };
 
 /// One rank's listener plus its outgoing connections. Thread-safe for the calls below; the
@@ -68,6 +77,8 @@ class CollectiveDataPlane {
   void connect(int rank, const std::string& host, uint16_t port);
   /// True once connect(rank, ...) succeeded and the connection has not failed.
   bool can_send(int rank) const;
+  /// "shared_memory" or "tcp" for the connection to `rank`; empty when there is none.
+  std::string path_to(int rank) const;
   /// Queues `message` (header and payload) for its `to` rank; the payload tensor is kept alive
   /// until written. Requires can_send(message.to).
   void send(CollectiveMessage message);
@@ -92,7 +103,7 @@ class CollectiveDataPlane {
   mutable std::mutex mutex_;
   std::map<int, std::unique_ptr<Outgoing>> outgoing_;
   std::vector<std::unique_ptr<Incoming>> incoming_;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> sent_{0}, received_{0};
 };
 
