@@ -92,7 +92,8 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       "transport", po::value(&transport)->default_value(transport),
       "ring in one process: shared_memory (replicas meet in memory) or actors (collective peer "
       "actors at every size, as between processes); with --processes: direct (chunks over the "
-      "data plane, the default) or middleman (chunks in CAF messages)")(
+      "data plane, shared memory on one host; the default), tcp (data plane over TCP only) or "
+      "middleman (chunks in CAF messages)")(
       "inline-below", po::value(&inline_text)->default_value("0"),
       "with --processes and --transport direct: all-reduces smaller than this stay in CAF "
       "messages");
@@ -106,14 +107,14 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   if (processes == 1 || processes < 0) throw po::error("--processes must be 0 or >= 2");
   if (processes) {
     if (vm["transport"].defaulted()) transport = "direct";
-    if (transport != "direct" && transport != "middleman")
-      throw po::error("--transport with --processes must be direct or middleman, got '" +
+    if (transport != "direct" && transport != "tcp" && transport != "middleman")
+      throw po::error("--transport with --processes must be direct, tcp or middleman, got '" +
                       transport + "'");
   } else if (transport != "shared_memory" && transport != "actors") {
     throw po::error("--transport must be shared_memory or actors, got '" + transport + "'");
   }
-  if (!vm["inline-below"].defaulted() && !(processes && transport == "direct"))
-    throw po::error("--inline-below applies only with --processes and --transport direct");
+  if (!vm["inline-below"].defaulted() && !(processes && transport != "middleman"))
+    throw po::error("--inline-below applies only with --processes and the data plane");
   parse_byte_size("--inline-below", inline_text);
   std::vector<size_t> sizes;
   std::stringstream list(sizes_text);
@@ -148,9 +149,11 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
         worst = std::max(worst, r.seconds_per_all_reduce);
       }
       bool direct =
-          transport == "direct" && bytes >= parse_byte_size("--inline-below", inline_text);
+          transport != "middleman" && bytes >= parse_byte_size("--inline-below", inline_text);
       rows.push_back({algo, processes, bytes, worst * 1e6,
-                      direct ? "peer_actors_data_plane" : "peer_actors_over_middleman"});
+                      !direct              ? "peer_actors_over_middleman"
+                      : transport == "tcp" ? "peer_actors_data_plane_tcp"
+                                           : "peer_actors_data_plane_shared_memory"});
     }
   } else {
     Runtime runtime;
@@ -188,9 +191,10 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
     return 0;
   }
   std::printf("# all-reduce %s, %d %s; memcpy %.2f GB/s", algo.c_str(), group,
-              processes
-                  ? (transport == "direct" ? "processes (data plane)" : "processes (middleman)")
-                  : "replicas (in process)",
+              processes ? (transport == "middleman" ? "processes (middleman)"
+                           : transport == "tcp"     ? "processes (data plane, TCP)"
+                                                    : "processes (data plane, shared memory)")
+                        : "replicas (in process)",
               memcpy_gbps);
   if (processes) std::printf(", raw TCP %.2f GB/s", tcp_gbps);
   std::printf("\n%12s %12s %8s %12s %10s %10s  %s\n", "bytes", "count", "dtype", "time_us",

@@ -90,11 +90,12 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "tls-dir", po::value(&tls_dir), "mutual TLS with the certificates of `troupe cluster-certs`")(
       "node", po::value(&node), "this node's name in --tls-dir (uses NAME.pem and NAME.key)")(
       "transport", po::value(&transport)->default_value("direct"),
-      "direct (chunks over the authenticated data plane) or middleman (chunks in CAF messages)")(
-      "seed", po::value(&seed)->default_value(0),
-      "0: closed-form integer inputs; else seeded fractions in [-1, 1)")(
+      "direct (chunks over the authenticated data plane: a shared-memory ring to ranks on this "
+      "host, TCP to others), tcp (the data plane over TCP only) or middleman (chunks in CAF "
+      "messages)")("seed", po::value(&seed)->default_value(0),
+                   "0: closed-form integer inputs; else seeded fractions in [-1, 1)")(
       "inline-below", po::value(&inline_text)->default_value("0"),
-      "with --transport direct: all-reduces smaller than this stay in CAF messages");
+      "with --transport direct or tcp: all-reduces smaller than this stay in CAF messages");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;
@@ -110,8 +111,8 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     throw po::error("--tls-dir and --node go together (got only " +
                     std::string(tls_dir.empty() ? "--node" : "--tls-dir") + ")");
   const bool tls = !tls_dir.empty();
-  if (transport != "direct" && transport != "middleman")
-    throw po::error("--transport must be direct or middleman, got '" + transport + "'");
+  if (transport != "direct" && transport != "tcp" && transport != "middleman")
+    throw po::error("--transport must be direct, tcp or middleman, got '" + transport + "'");
   const int64_t inline_below = int64_t(parse_byte_size("--inline-below", inline_text));
   const std::string secret = load_shared_secret(secret_file);
 
@@ -121,7 +122,8 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   configure_actor_system(cfg, system_options);
   caf::actor_system sys{cfg};
   CollectivePeerTransport peer_transport;
-  peer_transport.data_plane = transport == "direct";
+  peer_transport.data_plane = transport != "middleman";
+  peer_transport.data.shared_memory = transport == "direct";
   peer_transport.data.secret = secret;
   peer_transport.data.io_timeout_ms = timeout_ms;
   peer_transport.inline_below_bytes = inline_below;

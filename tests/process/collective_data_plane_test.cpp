@@ -106,12 +106,12 @@ uint64_t received_bytes(const std::string& err) {
 }
 
 void expect_reference(int n, const std::string& algo, int64_t count, const std::string& dtype,
-                      uint64_t seed) {
+                      uint64_t seed, const std::string& transport = "direct") {
   SCOPED_TRACE(algo + " over " + std::to_string(n) + " processes, " + std::to_string(count) + " " +
-               dtype);
-  auto g =
-      start_group(n, {"--algo", algo, "--count", std::to_string(count), "--dtype", dtype, "--seed",
-                      std::to_string(seed), "--repeat", "2", "--timeout-ms", "20000"});
+               dtype + ", transport " + transport);
+  auto g = start_group(n, {"--algo", algo, "--count", std::to_string(count), "--dtype", dtype,
+                           "--seed", std::to_string(seed), "--repeat", "2", "--timeout-ms", "20000",
+                           "--transport", transport});
   const std::string expected = reference_digest(n, algo, count, parse_dtype(dtype), seed);
   finish(g);
   for (int r = 0; r < n; ++r) {
@@ -120,6 +120,8 @@ void expect_reference(int n, const std::string& algo, int64_t count, const std::
     EXPECT_EQ(digest_of(line), expected) << "rank " << r << ": " << line;
     // The chunks really took the data plane: every rank received payload bytes over it.
     EXPECT_GT(received_bytes(g.ranks[size_t(r)]->err()), 0u) << g.ranks[size_t(r)]->err();
+    // On one host `direct` means the shared-memory rings; nothing fell back to TCP.
+    EXPECT_FALSE(contains(g.ranks[size_t(r)]->err(), "TCP instead")) << g.ranks[size_t(r)]->err();
   }
 }
 
@@ -132,6 +134,12 @@ TEST(CollectiveDataPlane, RingResultsEqualTheInProcessReferenceBitForBit) {
   expect_reference(3, "ring", 100003, "float32", 12);
   expect_reference(3, "ring", 2, "float64", 13);
   expect_reference(3, "ring", 65537, "int64", 14);
+}
+
+TEST(CollectiveDataPlane, RingOverTcpDataConnectionsEqualsTheReference) {
+  // --transport tcp: the same data plane without shared memory (the path between hosts).
+  expect_reference(2, "ring", 16384 * 3 + 7, "float32", 31, "tcp");
+  expect_reference(3, "ring", 1000003, "float32", 32, "tcp");
 }
 
 TEST(CollectiveDataPlane, HierarchicalAndReduceToOneEqualTheReference) {
@@ -176,11 +184,14 @@ TEST(CollectiveDataPlane, WrongSecretOnTheDataConnectionIsRefusedAndNamed) {
   EXPECT_THAT(g.ranks[0]->err(), HasSubstr("claiming rank 1: wrong shared secret"));
 }
 
-TEST(CollectiveDataPlane, RankKilledMidTransferIsNamedFast) {
+void expect_killed_rank_named_fast(const std::string& transport) {
+  SCOPED_TRACE("transport " + transport);
   // 64 MiB all-reduces back to back over the data plane; rank 1 dies while chunks are in flight.
   const int n = 3;
-  auto g = start_group(n, {"--count", "16M", "--repeat", "1000000", "--timeout-ms", "60000"},
-                       /*read_results=*/false);
+  auto g = start_group(
+      n,
+      {"--count", "16M", "--repeat", "1000000", "--timeout-ms", "60000", "--transport", transport},
+      /*read_results=*/false);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   g.ranks[1]->signal(SIGKILL);
   const auto killed_at = std::chrono::steady_clock::now();
@@ -194,11 +205,17 @@ TEST(CollectiveDataPlane, RankKilledMidTransferIsNamedFast) {
     EXPECT_THAT(*line, HasSubstr("connection to its process was lost")) << *line;
     // Not the 60 s timeout. The figure is printed rather than asserted tightly (shared machine).
     EXPECT_LT(seconds, 10.0) << *line;
-    std::printf("rank %d named the dead rank after %.3f s: %s\n", r, seconds, line->c_str());
+    std::printf("%s: rank %d named the dead rank after %.3f s: %s\n", transport.c_str(), r, seconds,
+                line->c_str());
   }
   g.ranks[1]->wait(kTimeout);
   for (int r : {0, 2}) {
     g.ranks[size_t(r)]->write_line("EXIT");
     EXPECT_EQ(g.ranks[size_t(r)]->wait(kTimeout), 1) << "rank " << r;
   }
+}
+
+TEST(CollectiveDataPlane, RankKilledMidTransferIsNamedFast) {
+  expect_killed_rank_named_fast("direct");
+  expect_killed_rank_named_fast("tcp");
 }
