@@ -62,6 +62,7 @@ using peer_actor = caf::stateful_actor<peer_state>;
 void fail(peer_state& st, int64_t instance, const Status& why) {
   auto it = st.running.find(instance);
   if (it == st.running.end()) return;
+  if (st.data) st.data->unland(instance);
   it->second.promise.deliver(
       to_caf_error(Status(why.code(), "collective " + std::to_string(instance) + " on rank " +
                                           std::to_string(st.rank) + ": " + why.message())));
@@ -181,6 +182,7 @@ void route(peer_actor* self, int64_t instance, std::vector<CollectiveMessage> ou
     dispatch(more);
   }
   if (algorithm.done()) {
+    if (st.data) st.data->unland(instance);
     auto it = st.running.find(instance);
     it->second.promise.deliver(tensor_msg{uint64_t(instance), algorithm.result()});
     st.running.erase(it);
@@ -282,13 +284,21 @@ caf::behavior collective_peer(peer_actor* self, CollectivePeerTransport transpor
           spec.shared_output = m.shared_output;
           spec.root = m.root;
           spec.tensor_index = m.tensor_index;
+          const bool direct = m.input.byte_size() >=
+                                  size_t(std::max<int64_t>(st.transport.inline_below_bytes, 0)) &&
+                              st.direct_ready(self->node());
+          // The ring writes its result into spec.shared_output when there is one; giving it one
+          // that the data plane knows lets all-gather chunks land there straight off the wire.
+          const bool land =
+              direct && CrossDeviceOpKind(m.kind) == CrossDeviceOpKind::collective_all_reduce;
+          if (land && !spec.shared_output.defined())
+            spec.shared_output = Tensor(spec.dtype, Shape{spec.count});
           auto algorithm = make_collective(CrossDeviceOpKind(m.kind), spec);
           auto& running = st.running[m.instance];
           running.algorithm = std::move(algorithm);
           running.promise = rp;
-          running.direct = m.input.byte_size() >=
-                               size_t(std::max<int64_t>(st.transport.inline_below_bytes, 0)) &&
-                           st.direct_ready(self->node());
+          running.direct = direct;
+          if (land) st.data->land(m.instance, spec.shared_output);
           auto out = running.algorithm->start(m.input.reshape({m.input.num_elements()}));
           for (auto& early : st.early[m.instance]) {
             auto more = running.algorithm->on_message(early);

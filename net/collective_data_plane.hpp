@@ -83,6 +83,13 @@ class CollectiveDataPlane {
   /// until written. Requires can_send(message.to).
   void send(CollectiveMessage message);
 
+  /// From now on, all_gather frames of `instance` are read straight into their place in
+  /// `destination` (the collective's 1-D result buffer, which must stay allocated until
+  /// unland()): the delivered payload is then a view of it, and the algorithm's copy of the
+  /// segment finds source == destination and moves nothing.
+  void land(int64_t instance, const Tensor& destination);
+  void unland(int64_t instance);
+
   /// Payload bytes written to / read from other ranks so far (what the plane really carried).
   uint64_t payload_bytes_sent() const { return sent_; }
   uint64_t payload_bytes_received() const { return received_; }
@@ -105,6 +112,8 @@ class CollectiveDataPlane {
   std::vector<std::unique_ptr<Incoming>> incoming_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> sent_{0}, received_{0};
+  std::mutex landing_mutex_;
+  std::map<int64_t, Tensor> landing_;
 };
 
 /// The proofs of the handshake above, exposed so that tests can play a stranger.

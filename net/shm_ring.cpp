@@ -205,6 +205,24 @@ RingIo ShmRing::write(const void* data, size_t size, int timeout_ms, const Alive
   return RingIo::ok;
 }
 
+bool ShmRing::try_write(const void* a, size_t a_size, const void* b, size_t b_size) {
+  auto& c = *control_;
+  uint64_t head = c.head.load(std::memory_order_relaxed);
+  uint64_t tail = c.tail.load(std::memory_order_acquire);
+  if (capacity_ - (head - tail) < a_size + b_size) return false;
+  for (auto [p, n] : {std::pair<const char*, size_t>{static_cast<const char*>(a), a_size},
+                      std::pair<const char*, size_t>{static_cast<const char*>(b), b_size}}) {
+    size_t offset = size_t(head % capacity_), first = std::min(n, capacity_ - offset);
+    std::memcpy(data_ + offset, p, first);
+    std::memcpy(data_, p + first, n - first);
+    head += n;
+  }
+  c.head.store(head);
+  c.head_seq.fetch_add(1);
+  if (c.reader_waiting.load()) futex_wake(c.head_seq);
+  return true;
+}
+
 RingIo ShmRing::read(void* data, size_t size, int timeout_ms, bool idle_ok, const AliveFn& alive) {
   auto& c = *control_;
   auto p = static_cast<char*>(data);

@@ -41,6 +41,9 @@ class ShmRing {
   /// Writes all `size` bytes, publishing every few hundred KiB so that the reader copies out
   /// while the writer copies in; `stalled` when the reader took nothing for `timeout_ms`.
   RingIo write(const void* data, size_t size, int timeout_ms, const AliveFn& alive);
+  /// Writes `a` then `b` only when both fit now, without waiting; false (nothing written) when
+  /// they do not. Lets a sender put a small frame in place instead of waking a writer thread.
+  bool try_write(const void* a, size_t a_size, const void* b, size_t b_size);
   /// Reads exactly `size` bytes. With `idle_ok` a wait before the first byte never stalls (it
   /// returns `idle` after `timeout_ms` so the caller can check for shutdown).
   RingIo read(void* data, size_t size, int timeout_ms, bool idle_ok, const AliveFn& alive);
