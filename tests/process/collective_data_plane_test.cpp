@@ -219,3 +219,21 @@ TEST(CollectiveDataPlane, RankKilledMidTransferIsNamedFast) {
   expect_killed_rank_named_fast("direct");
   expect_killed_rank_named_fast("tcp");
 }
+
+TEST(CollectiveDataPlane, TransportOptionsAreCheckedAndNamed) {
+  using namespace std::chrono_literals;
+  TroupeProcess peer({"collective-peer", "--rank", "0", "--size", "2", "--transport", "carrier"});
+  EXPECT_EQ(peer.wait(60s), 2) << peer.err();
+  EXPECT_THAT(peer.err(), HasSubstr("--transport must be direct, tcp or middleman, got 'carrier'"));
+  TroupeProcess bench({"bench", "allreduce", "--processes", "2", "--transport", "actors"});
+  EXPECT_EQ(bench.wait(60s), 2) << bench.err();
+  EXPECT_THAT(bench.err(), HasSubstr("--transport with --processes must be direct, tcp or "
+                                     "middleman, got 'actors'"));
+  TroupeProcess inline_alone({"bench", "allreduce", "--inline-below", "8KiB"});
+  EXPECT_EQ(inline_alone.wait(60s), 2) << inline_alone.err();
+  EXPECT_THAT(inline_alone.err(),
+              HasSubstr("--inline-below applies only with --processes and the data plane"));
+  TroupeProcess bad_size({"collective-peer", "--rank", "0", "--size", "2", "--inline-below", "x"});
+  EXPECT_EQ(bad_size.wait(60s), 2) << bad_size.err();
+  EXPECT_THAT(bad_size.err(), HasSubstr("--inline-below: 'x' is not a byte size"));
+}
