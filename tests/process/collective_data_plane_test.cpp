@@ -7,7 +7,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "core/collective/local_driver.hpp"
 #include "kernels/host_accumulate.hpp"
 #include "net/collective_data_plane.hpp"
+#include "net/shm_ring.hpp"
 #include "tests/process/child_process.hpp"
 
 using namespace troupe;
@@ -236,4 +239,119 @@ TEST(CollectiveDataPlane, TransportOptionsAreCheckedAndNamed) {
   TroupeProcess bad_size({"collective-peer", "--rank", "0", "--size", "2", "--inline-below", "x"});
   EXPECT_EQ(bad_size.wait(60s), 2) << bad_size.err();
   EXPECT_THAT(bad_size.err(), HasSubstr("--inline-below: 'x' is not a byte size"));
+}
+
+// The data plane's own failure paths, driven by a hand-made dialer that holds the right secret
+// but misbehaves on the wire (what a hung or broken peer process looks like to the listener).
+namespace {
+
+struct Failures {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> seen;
+  void add(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mutex);
+    seen.push_back(why);
+    changed.notify_all();
+  }
+  std::string first() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait_for(lock, std::chrono::seconds(30), [&] { return !seen.empty(); });
+    return seen.empty() ? "<no failure reported>" : seen.front();
+  }
+};
+
+/// A listener of rank 0 whose failures land in `failures`; io timeout 300 ms.
+std::unique_ptr<CollectiveDataPlane> listener_for(Failures& failures) {
+  CollectiveDataPlaneOptions options;
+  options.secret = "plane-secret";
+  options.io_timeout_ms = 300;
+  return std::make_unique<CollectiveDataPlane>(
+      0, options, [](CollectiveMessage&&) {},
+      [&failures](int, const std::string& why) { failures.add(why); });
+}
+
+/// Dials `plane` as rank 1 and chooses the TCP stream (mode 0).
+int dial_tcp(const CollectiveDataPlane& plane) {
+  int fd = dial_collective_data("127.0.0.1", plane.port(), 1, "plane-secret", 5000);
+  uint8_t mode = 0;
+  EXPECT_EQ(::write(fd, &mode, 1), 1);
+  return fd;
+}
+
+}  // namespace
+
+TEST(CollectiveDataPlaneConnection, PartialFrameThenSilenceIsAStallNamingTheRank) {
+  Failures failures;
+  auto plane = listener_for(failures);
+  int fd = dial_tcp(*plane);
+  const char half_header[20] = {};
+  ASSERT_EQ(::write(fd, half_header, sizeof half_header), 20);
+  const std::string why = failures.first();
+  EXPECT_THAT(why, HasSubstr("rank 1 stalled: its data connection from 127.0.0.1:"));
+  EXPECT_THAT(why, HasSubstr("sent part of a frame header and then nothing for 300 ms"));
+  ::close(fd);
+}
+
+TEST(CollectiveDataPlaneConnection, StalledSharedMemoryRingIsNamedToo) {
+  Failures failures;
+  auto plane = listener_for(failures);
+  int fd = dial_collective_data("127.0.0.1", plane->port(), 1, "plane-secret", 5000);
+  ShmRing ring = ShmRing::create(1 << 16);
+  uint8_t mode = 1, mapped = 0;
+  uint16_t length = uint16_t(ring.name().size());
+  ASSERT_EQ(::write(fd, &mode, 1), 1);
+  ASSERT_EQ(::write(fd, &length, 2), 2);
+  ASSERT_EQ(::write(fd, ring.name().data(), length), ssize_t(length));
+  ASSERT_EQ(::read(fd, &mapped, 1), 1);
+  ASSERT_EQ(mapped, 1) << "the listener did not map the ring";
+  const char half_header[20] = {};
+  ASSERT_EQ(ring.write(half_header, sizeof half_header, 1000, {}), RingIo::ok);
+  const std::string why = failures.first();
+  EXPECT_THAT(why, HasSubstr("rank 1 stalled: its shared-memory ring " + ring.name()));
+  EXPECT_THAT(why, HasSubstr("sent part of a frame header and then nothing for 300 ms"));
+  ::close(fd);
+}
+
+TEST(CollectiveDataPlaneConnection, FrameSpeakingForAnotherRankIsRefused) {
+  Failures failures;
+  auto plane = listener_for(failures);
+  int fd = dial_tcp(*plane);
+  // magic, phase 0, dtype float32, from 5 (not the authenticated rank 1), to 0, ...
+  struct {
+    uint32_t magic = 0x54524344;
+    uint8_t phase = 0, dtype = uint8_t(DType::float32);
+    uint16_t zero = 0;
+    int32_t from = 5, to = 0, step = 0, chunk = 0;
+    int64_t instance = 1, offset = 0, count = 1;
+  } header;
+  static_assert(sizeof header == 48, "the wire header");
+  ASSERT_EQ(::write(fd, &header, sizeof header), 48);
+  EXPECT_THAT(failures.first(), HasSubstr("rank 1 sent a malformed data frame on its data "
+                                          "connection from 127.0.0.1:"));
+  EXPECT_THAT(failures.first(), HasSubstr("frame claims to come from rank 5"));
+  ::close(fd);
+}
+
+TEST(CollectiveDataPlaneConnection, PeerClosingMidChunkIsNamedAsDown) {
+  Failures failures;
+  auto plane = listener_for(failures);
+  int fd = dial_tcp(*plane);
+  struct {
+    uint32_t magic = 0x54524344;
+    uint8_t phase = 1, dtype = uint8_t(DType::float32);
+    uint16_t zero = 0;
+    int32_t from = 1, to = 0, step = 0, chunk = 3;
+    int64_t instance = 9, offset = 12, count = 1000;
+  } header;
+  ASSERT_EQ(::write(fd, &header, sizeof header), 48);
+  const char some[100] = {};
+  ASSERT_EQ(::write(fd, some, sizeof some), 100);
+  ::close(fd);
+  EXPECT_THAT(failures.first(),
+              HasSubstr("rank 1 is down: the connection to its process was lost (data connection "
+                        "from 127.0.0.1:"));
+  EXPECT_THAT(failures.first(),
+              HasSubstr("closed mid-chunk: all_gather step 0 chunk 3 [offset 12, count 1000] from "
+                        "rank 1 to rank 0)"));
 }
