@@ -3,7 +3,8 @@
 // `PORT <n>`, reads `PEERS <port of rank 0> ... <port of rank n-1>` from stdin, connects to every
 // other rank through CAF's middleman, runs `--repeat` all-reduces of closed-form inputs, prints
 // `RESULT ok <seconds per all-reduce> <sum of all result elements> <SHA-256 of the result bytes>`
-// (or `RESULT error <why>`); `--seed S` replaces the closed-form inputs by seeded fractions,
+// (or `RESULT error <why>`; with `--concurrent C` the digests of all C results, comma-separated);
+// `--seed S` replaces the closed-form inputs by seeded fractions,
 // then waits for `EXIT` on stdin so that no rank leaves while others still need its messages.
 // With `--tls-dir DIR --node NAME` (a `troupe cluster-certs` directory) every connection is
 // mutual TLS: a peer without a certificate from DIR/ca.pem is dropped during the handshake,
@@ -76,6 +77,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   std::string secret_file, tls_dir, node, transport = "direct", inline_text = "0";
   int timeout_ms = 30000;
   uint64_t seed = 0;
+  int concurrent = 1;
   options.add_options()("rank", po::value(&rank)->required(), "this process's rank, 0..size-1")(
       "size", po::value(&size)->required(), "number of ranks")(
       "count", po::value(&count_text)->default_value("1M"),
@@ -94,6 +96,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "host, TCP to others), tcp (the data plane over TCP only) or middleman (chunks in CAF "
       "messages)")("seed", po::value(&seed)->default_value(0),
                    "0: closed-form integer inputs; else seeded fractions in [-1, 1)")(
+      "concurrent", po::value(&concurrent)->default_value(1),
+      "collectives started together per round (inputs seeded seed, seed+1, ...; the RESULT line "
+      "lists every result's digest)")(
       "inline-below", po::value(&inline_text)->default_value("0"),
       "with --transport direct or tcp: all-reduces smaller than this stay in CAF messages");
   po::variables_map vm;
@@ -103,6 +108,8 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     throw po::error("--rank must be in [0, --size), got rank " + std::to_string(rank) + " of " +
                     std::to_string(size));
   if (repeat < 1) throw po::error("--repeat must be >= 1");
+  if (concurrent < 1)
+    throw po::error("--concurrent must be >= 1, got " + std::to_string(concurrent));
   const auto kind = parse_host_algo_option("--algo", algo);
   const DType dtype = parse_dtype(dtype_name);
   const int64_t count = int64_t(parse_byte_size("--count", count_text));
@@ -191,16 +198,32 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
               });
     };
     report_data_plane(false);
+    // With --concurrent C, each round starts C collectives (instances k*C+1 .. k*C+C, inputs
+    // seeded seed+j) before waiting for any: their chunks share the connections.
+    std::vector<Tensor> inputs{input};
+    for (int j = 1; j < concurrent; ++j)
+      inputs.push_back(collective_peer_input(rank, count, dtype, seed + uint64_t(j)));
+    std::vector<Tensor> results(inputs.size());
     Tensor result;
     double seconds = 0;
     for (int k = 0; k < repeat; ++k) {
       auto started = std::chrono::steady_clock::now();
       std::string failure;
-      self->request(
-              peer, std::chrono::milliseconds(timeout_ms),
-              collective_start_msg{k + 1, int32_t(kind), size, chunk_bytes, 0, 0, input, Tensor{}})
-          .receive([&](tensor_msg& reply) { result = std::move(reply.tensor); },
-                   [&](caf::error& e) { failure = to_status(e).message(); });
+      using handle = decltype(self->request(peer, std::chrono::milliseconds(timeout_ms),
+                                            collective_start_msg{}));
+      std::vector<handle> pending;
+      for (int j = 0; j < concurrent; ++j)
+        pending.push_back(
+            self->request(peer, std::chrono::milliseconds(timeout_ms),
+                          collective_start_msg{int64_t(k) * concurrent + j + 1, int32_t(kind), size,
+                                               chunk_bytes, 0, 0, inputs[size_t(j)], Tensor{}}));
+      for (int j = 0; j < concurrent; ++j)
+        pending[size_t(j)].receive(
+            [&](tensor_msg& reply) { results[size_t(j)] = std::move(reply.tensor); },
+            [&](caf::error& e) {
+              if (failure.empty()) failure = to_status(e).message();
+            });
+      result = results[0];
       if (!failure.empty())
         throw unavailable("all-reduce " + std::to_string(k + 1) + " failed: " + failure);
       // The first all-reduce also pays for connection warm-up; time the rest when there are any.
@@ -209,8 +232,10 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
     report_data_plane(true);
+    std::string digest = result_digest(result);
+    for (size_t j = 1; j < results.size(); ++j) digest += "," + result_digest(results[j]);
     std::printf("RESULT ok %.9f %.17g %s\n", seconds / std::max(1, repeat - 1), checksum(result),
-                result_digest(result).c_str());
+                digest.c_str());
   } catch (const std::exception& e) {
     std::printf("RESULT error %s\n", e.what());
     exit_code = 1;
