@@ -117,7 +117,7 @@ void dial(peer_actor* self, int32_t r, const std::string& host, uint16_t port) {
   try {
     st.data->connect(r, host, port);
   } catch (const std::exception& e) {
-    fail_group(self, "rank " + std::to_string(r) + ": " + e.what());
+    fail_group(self, e.what());  // "data connection to rank R: ..." names the rank
     return;
   }
   notify_if_ready(self);
