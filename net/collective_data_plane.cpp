@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -28,6 +29,10 @@ namespace {
 constexpr size_t kNonceBytes = 32, kProofBytes = 32;
 constexpr uint32_t kFrameMagic = 0x54524344;  // "TRCD"
 constexpr uint64_t kMaxFrameBytes = uint64_t(16) << 30;
+// A stranger must not be able to tie up a thread per connection for long: at most this many
+// connections may be in the handshake at once, each for at most kHandshakeMs.
+constexpr int kMaxPendingHandshakes = 16;
+constexpr int kHandshakeMs = 5000;
 
 struct FrameHeader {
   uint32_t magic;
@@ -265,9 +270,15 @@ void CollectiveDataPlane::accept_loop() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;
     }
+    if (pending_handshakes_ >= kMaxPendingHandshakes) {
+      std::cerr << "troupe: refused a collective data connection from " << peer_address(fd) << ": "
+                << kMaxPendingHandshakes << " handshakes already pending\n";
+      ::close(fd);
+      continue;
+    }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    net::set_io_timeout(fd, options_.io_timeout_ms);
+    net::set_io_timeout(fd, std::min(options_.io_timeout_ms, kHandshakeMs));
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) {
       ::close(fd);
@@ -276,6 +287,7 @@ void CollectiveDataPlane::accept_loop() {
     auto in = std::make_unique<Incoming>();
     in->fd = fd;
     auto* raw = in.get();
+    ++pending_handshakes_;
     in->reader = std::thread([this, raw] { serve(*raw); });
     incoming_.push_back(std::move(in));
   }
@@ -284,6 +296,15 @@ void CollectiveDataPlane::accept_loop() {
 void CollectiveDataPlane::serve(Incoming& in) {
   const int fd = in.fd;
   const std::string from = peer_address(fd);
+  struct HandshakeDone {  // counts this connection out of the pending ones on every path
+    std::atomic<int>& pending;
+    bool done = false;
+    void operator()() {
+      if (!done) --pending;
+      done = true;
+    }
+    ~HandshakeDone() { (*this)(); }
+  } handshake_done{pending_handshakes_};
   // Handshake: nothing but the challenge is sent, nothing but the proof is read, before the
   // dialer has shown it holds the secret.
   std::string nonce = random_nonce(), client_nonce(kNonceBytes, '\0'), proof(kProofBytes, '\0');
@@ -314,6 +335,8 @@ void CollectiveDataPlane::serve(Incoming& in) {
     return;
   }
   in.rank = rank;
+  handshake_done();
+  net::set_io_timeout(fd, options_.io_timeout_ms);
   const std::string who = "rank " + std::to_string(rank);
   auto failed = [&](const std::string& why) {
     ::shutdown(fd, SHUT_RDWR);

@@ -112,6 +112,7 @@ class CollectiveDataPlane {
   std::vector<std::unique_ptr<Incoming>> incoming_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> sent_{0}, received_{0};
+  std::atomic<int> pending_handshakes_{0};
   std::mutex landing_mutex_;
   std::map<int64_t, Tensor> landing_;
 };

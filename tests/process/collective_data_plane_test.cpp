@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -21,6 +22,7 @@
 #include "kernels/host_accumulate.hpp"
 #include "net/collective_data_plane.hpp"
 #include "net/shm_ring.hpp"
+#include "net/socket_io.hpp"
 #include "tests/process/child_process.hpp"
 
 using namespace troupe;
@@ -374,4 +376,32 @@ TEST(CollectiveDataPlaneConnection, PeerClosingMidChunkIsNamedAsDown) {
   EXPECT_THAT(failures.first(),
               HasSubstr("closed mid-chunk: all_gather step 0 chunk 3 [offset 12, count 1000] from "
                         "rank 1 to rank 0)"));
+}
+
+TEST(CollectiveDataPlaneConnection, StrangersCannotHoldMoreThanSixteenHandshakes) {
+  Failures failures;
+  auto plane = listener_for(failures);
+  std::vector<int> strangers;
+  for (int i = 0; i < 16; ++i) {
+    strangers.push_back(net::connect_to("127.0.0.1", plane->port()));
+    char nonce[32];
+    ASSERT_EQ(::recv(strangers.back(), nonce, sizeof nonce, MSG_WAITALL), 32) << "stranger " << i;
+  }
+  // The seventeenth is closed at once, before a nonce: no thread was started for it.
+  int extra = net::connect_to("127.0.0.1", plane->port());
+  char byte = 0;
+  EXPECT_EQ(::recv(extra, &byte, 1, 0), 0);
+  ::close(extra);
+  for (int fd : strangers) ::close(fd);
+  // Their slots come back as their handshakes end; then a member is served again.
+  int member = -1;
+  for (int attempt = 0; attempt < 100 && member < 0; ++attempt) {
+    try {
+      member = dial_collective_data("127.0.0.1", plane->port(), 1, "plane-secret", 5000);
+    } catch (const Error&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  EXPECT_GE(member, 0) << "the listener did not serve a member after the strangers left";
+  if (member >= 0) ::close(member);
 }
