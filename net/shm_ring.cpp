@@ -120,10 +120,16 @@ ShmRing ShmRing::open(const std::string& name) {
 
 void ShmRing::map(int fd, bool create, size_t capacity) {
   size_t bytes = kControlBytes + capacity;
-  if (create && ::ftruncate(fd, off_t(bytes)) != 0) {
-    std::string why = strerror(errno);
+  // Reserve the pages now: a sparse segment on a full /dev/shm (64 MiB in a default container)
+  // would kill the process with SIGBUS at the first write instead of failing here, where the
+  // data plane falls back to TCP.
+  int reserved = create ? ::posix_fallocate(fd, 0, off_t(bytes)) : 0;
+  if (reserved != 0) {
     ::close(fd);
-    throw unavailable("cannot size shared-memory segment " + name_ + ": " + why);
+    ::shm_unlink(name_.c_str());
+    linked_ = false;
+    throw unavailable("cannot reserve " + std::to_string(bytes) +
+                      " bytes for shared-memory segment " + name_ + ": " + strerror(reserved));
   }
   if (!create) {
     struct stat st {};
