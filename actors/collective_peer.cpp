@@ -21,7 +21,12 @@ struct peer_state {
   struct Running {
     std::unique_ptr<CollectiveAlgorithm> algorithm;
     caf::response_promise promise;
+    bool direct = false;  // chunks to other processes go over the data plane
   };
+  CollectivePeerTransport transport;
+  std::unique_ptr<CollectiveDataPlane> data;  // once the rank is known, with transport.data_plane
+  std::set<int32_t> announced;                // ranks told where our data listener is
+  std::map<int32_t, std::pair<std::string, uint16_t>> listeners;  // heard before `data` existed
   int32_t rank = -1;
   std::vector<caf::actor> peers;
   std::map<int64_t, Running> running;
@@ -36,6 +41,20 @@ struct peer_state {
       if (!p) return false;
     return true;
   }
+  bool is_remote(size_t r, const caf::node_id& here) const {
+    return r < peers.size() && peers[r] && peers[r].node() != here;
+  }
+  /// True when every rank of another process can be sent to over the data plane.
+  bool direct_ready(const caf::node_id& here) const {
+    if (!data) return false;
+    for (size_t r = 0; r < peers.size(); ++r)
+      if (is_remote(r, here) && !data->can_send(int(r))) return false;
+    return true;
+  }
+  /// Ready for ready_atom: the group, and the data connections when there is a data plane.
+  bool ready(const caf::node_id& here) const {
+    return group_complete() && (!transport.data_plane || direct_ready(here));
+  }
 };
 
 using peer_actor = caf::stateful_actor<peer_state>;
@@ -43,6 +62,7 @@ using peer_actor = caf::stateful_actor<peer_state>;
 void fail(peer_state& st, int64_t instance, const Status& why) {
   auto it = st.running.find(instance);
   if (it == st.running.end()) return;
+  if (st.data) st.data->unland(instance);
   it->second.promise.deliver(
       to_caf_error(Status(why.code(), "collective " + std::to_string(instance) + " on rank " +
                                           std::to_string(st.rank) + ": " + why.message())));
@@ -61,14 +81,11 @@ void watch_peers(peer_actor* self) {
   }
 }
 
-/// A monitored peer went away: every running collective and every later one fails naming it.
-void on_peer_down(peer_actor* self, const caf::down_msg& down) {
+/// The group is broken (`what` names the rank): every running collective and every later one
+/// fails with the first such reason.
+void fail_group(peer_actor* self, const std::string& what) {
   auto& st = self->state;
-  auto it = st.watched.find(down.source);
-  if (it == st.watched.end()) return;
-  if (st.group_down.empty())
-    st.group_down =
-        "rank " + std::to_string(it->second) + " is down: " + describe_exit(down.reason);
+  if (st.group_down.empty()) st.group_down = what;
   Status why(Code::unavailable, st.group_down);
   std::vector<int64_t> instances;
   for (auto& [instance, running] : st.running) instances.push_back(instance);
@@ -77,16 +94,80 @@ void on_peer_down(peer_actor* self, const caf::down_msg& down) {
   st.waiting_for_group.clear();
 }
 
+/// A monitored peer went away: every running collective and every later one fails naming it.
+void on_peer_down(peer_actor* self, const caf::down_msg& down) {
+  auto& st = self->state;
+  auto it = st.watched.find(down.source);
+  if (it == st.watched.end()) return;
+  fail_group(self,
+             "rank " + std::to_string(it->second) + " is down: " + describe_exit(down.reason));
+}
+
+void notify_if_ready(peer_actor* self) {
+  auto& st = self->state;
+  if (!st.ready(self->node())) return;
+  for (auto& rp : st.waiting_for_group) rp.deliver(int32_t(st.peers.size()));
+  st.waiting_for_group.clear();
+}
+
+/// Dials rank `r`'s data listener (blocking for the handshake, which a live peer answers at once).
+void dial(peer_actor* self, int32_t r, const std::string& host, uint16_t port) {
+  auto& st = self->state;
+  if (st.data->can_send(r)) return;
+  try {
+    st.data->connect(r, host, port);
+  } catch (const std::exception& e) {
+    fail_group(self, e.what());  // "data connection to rank R: ..." names the rank
+    return;
+  }
+  notify_if_ready(self);
+}
+
+/// Starts the data plane once our rank is known, and tells every peer of another process where
+/// it listens (each once).
+void announce_data_plane(peer_actor* self) {
+  auto& st = self->state;
+  if (!st.transport.data_plane || st.rank < 0) return;
+  if (!st.data) {
+    caf::actor_addr me = self->address();  // weak: the plane's threads must not keep us alive
+    auto deliver = [me](CollectiveMessage&& m) {
+      if (auto peer = caf::actor_cast<caf::actor>(me)) caf::anon_send(peer, std::move(m));
+    };
+    auto failed = [me](int rank, const std::string& why) {
+      if (auto peer = caf::actor_cast<caf::actor>(me))
+        caf::anon_send(peer, collective_data_failed_atom::value, int32_t(rank), why);
+    };
+    try {
+      st.data = std::make_unique<CollectiveDataPlane>(st.rank, st.transport.data, deliver, failed);
+    } catch (const std::exception& e) {
+      fail_group(self,
+                 "rank " + std::to_string(st.rank) + " cannot start its data plane: " + e.what());
+      return;
+    }
+    auto heard = std::move(st.listeners);
+    for (auto& [r, where] : heard) dial(self, r, where.first, where.second);
+  }
+  for (size_t r = 0; r < st.peers.size(); ++r) {
+    if (!st.is_remote(r, self->node()) || st.announced.count(int32_t(r))) continue;
+    self->send(st.peers[r], collective_data_atom::value, st.rank, st.data->host(), st.data->port());
+    st.announced.insert(int32_t(r));
+  }
+}
+
 /// Sends what the algorithm emitted; messages to our own rank are consumed in place.
 void route(peer_actor* self, int64_t instance, std::vector<CollectiveMessage> out) {
   auto& st = self->state;
   std::deque<CollectiveMessage> local;
+  const bool direct = st.running.at(instance).direct;
   auto dispatch = [&](std::vector<CollectiveMessage>& msgs) {
     for (auto& m : msgs) {
       if (m.to == st.rank) {
         local.push_back(std::move(m));
       } else if (m.to >= 0 && size_t(m.to) < st.peers.size()) {
-        self->send(st.peers[size_t(m.to)], std::move(m));
+        if (direct && st.is_remote(size_t(m.to), self->node()))
+          st.data->send(std::move(m));
+        else
+          self->send(st.peers[size_t(m.to)], std::move(m));
       } else {
         throw internal_error("collective message for rank " + std::to_string(m.to) +
                              " outside a group of " + std::to_string(st.peers.size()));
@@ -101,19 +182,16 @@ void route(peer_actor* self, int64_t instance, std::vector<CollectiveMessage> ou
     dispatch(more);
   }
   if (algorithm.done()) {
+    if (st.data) st.data->unland(instance);
     auto it = st.running.find(instance);
     it->second.promise.deliver(tensor_msg{uint64_t(instance), algorithm.result()});
     st.running.erase(it);
   }
 }
 
-void notify_if_complete(peer_state& st) {
-  if (!st.group_complete()) return;
-  for (auto& rp : st.waiting_for_group) rp.deliver(int32_t(st.peers.size()));
-  st.waiting_for_group.clear();
-}
-
-caf::behavior collective_peer(peer_actor* self, size_t max_early_messages) {
+caf::behavior collective_peer(peer_actor* self, CollectivePeerTransport transport,
+                              size_t max_early_messages) {
+  self->state.transport = std::move(transport);
   self->set_down_handler([=](caf::down_msg& down) { on_peer_down(self, down); });
   return {
       [=](collective_peers_msg& m) {
@@ -125,7 +203,8 @@ caf::behavior collective_peer(peer_actor* self, size_t max_early_messages) {
         for (size_t r = 0; r < known.size() && r < st.peers.size(); ++r)
           if (!st.peers[r]) st.peers[r] = known[r];
         watch_peers(self);
-        notify_if_complete(st);
+        announce_data_plane(self);
+        notify_if_ready(self);
       },
       [=](collective_join_msg& m) {
         auto& st = self->state;
@@ -133,13 +212,34 @@ caf::behavior collective_peer(peer_actor* self, size_t max_early_messages) {
         if (st.peers.size() <= size_t(m.rank)) st.peers.resize(size_t(m.rank) + 1);
         st.peers[size_t(m.rank)] = std::move(m.peer);
         watch_peers(self);
-        notify_if_complete(st);
+        announce_data_plane(self);
+        notify_if_ready(self);
+      },
+      [=](collective_data_atom, int32_t rank, std::string& host, uint16_t port) {
+        auto& st = self->state;
+        if (!st.transport.data_plane || rank < 0 || rank == st.rank) return;
+        if (!st.data) {
+          st.listeners[rank] = {std::move(host), port};
+          return;
+        }
+        dial(self, rank, host, port);
+      },
+      [=](collective_data_failed_atom, int32_t, std::string& why) { fail_group(self, why); },
+      [=](collective_data_atom) -> caf::result<std::string, uint16_t, uint64_t, uint64_t> {
+        auto& st = self->state;
+        if (!st.data)
+          return to_caf_error(Status(Code::failed_precondition,
+                                     st.transport.data_plane
+                                         ? "the data plane starts once the group is known"
+                                         : "this collective peer has no data plane"));
+        return {st.data->host(), st.data->port(), st.data->payload_bytes_sent(),
+                st.data->payload_bytes_received()};
       },
       [=](ready_atom) -> caf::response_promise {
         auto rp = self->make_response_promise();
         if (!self->state.group_down.empty()) {
           rp.deliver(to_caf_error(Status(Code::unavailable, self->state.group_down)));
-        } else if (self->state.group_complete()) {
+        } else if (self->state.ready(self->node())) {
           rp.deliver(int32_t(self->state.peers.size()));
         } else {
           self->state.waiting_for_group.push_back(rp);
@@ -184,10 +284,21 @@ caf::behavior collective_peer(peer_actor* self, size_t max_early_messages) {
           spec.shared_output = m.shared_output;
           spec.root = m.root;
           spec.tensor_index = m.tensor_index;
+          const bool direct = m.input.byte_size() >=
+                                  size_t(std::max<int64_t>(st.transport.inline_below_bytes, 0)) &&
+                              st.direct_ready(self->node());
+          // The ring writes its result into spec.shared_output when there is one; giving it one
+          // that the data plane knows lets all-gather chunks land there straight off the wire.
+          const bool land =
+              direct && CrossDeviceOpKind(m.kind) == CrossDeviceOpKind::collective_all_reduce;
+          if (land && !spec.shared_output.defined())
+            spec.shared_output = Tensor(spec.dtype, Shape{spec.count});
           auto algorithm = make_collective(CrossDeviceOpKind(m.kind), spec);
           auto& running = st.running[m.instance];
           running.algorithm = std::move(algorithm);
           running.promise = rp;
+          running.direct = direct;
+          if (land) st.data->land(m.instance, spec.shared_output);
           auto out = running.algorithm->start(m.input.reshape({m.input.num_elements()}));
           for (auto& early : st.early[m.instance]) {
             auto more = running.algorithm->on_message(early);
@@ -232,7 +343,12 @@ caf::behavior collective_peer(peer_actor* self, size_t max_early_messages) {
 }  // namespace
 
 caf::actor spawn_collective_peer(caf::actor_system& system, size_t max_early_messages) {
-  return system.spawn(collective_peer, max_early_messages);
+  return system.spawn(collective_peer, CollectivePeerTransport{}, max_early_messages);
+}
+
+caf::actor spawn_collective_peer(caf::actor_system& system, CollectivePeerTransport transport,
+                                 size_t max_early_messages) {
+  return system.spawn(collective_peer, std::move(transport), max_early_messages);
 }
 
 }  // namespace troupe

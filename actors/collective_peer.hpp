@@ -8,8 +8,20 @@
 // Protocol: (collective_peers_msg) once; then per collective a request with collective_start_msg,
 // answered with tensor_msg{instance, result} when this rank is done, or an error naming the
 // collective. Chunk messages (CollectiveMessage) that arrive before the local start are kept.
+//
+// Between processes a peer spawned with a data plane (net/collective_data_plane.hpp) moves the
+// chunks of large collectives over direct authenticated TCP connections instead of the
+// middleman: once the group is known it tells every peer of another process where its data
+// listener is (collective_data_atom); each side dials the other to send. The protocol above is
+// unchanged. A collective uses the data plane when its input has at least `inline_below_bytes`
+// and every remote rank's data connection is up at its start; all of that collective's chunks
+// then take the same path, so no rank ever mixes paths within one collective.
+
+#include <cstdint>
 
 #include <caf/fwd.hpp>
+
+#include "net/collective_data_plane.hpp"
 
 namespace troupe {
 
@@ -17,5 +29,19 @@ namespace troupe {
 /// `max_early_messages` chunks of one collective are kept before this rank starts it; beyond
 /// that the collective fails (its start is answered with an error naming the limit).
 caf::actor spawn_collective_peer(caf::actor_system& system, size_t max_early_messages = 1 << 16);
+
+/// Where a peer's chunks travel.
+struct CollectivePeerTransport {
+  /// Off: every chunk goes in CAF messages (peers of one process, where they are free views).
+  bool data_plane = false;
+  CollectiveDataPlaneOptions data;
+  /// Collectives with smaller inputs stay inline in CAF messages even with a data plane.
+  int64_t inline_below_bytes = 0;
+};
+
+/// As above, with `transport`; ready_atom is answered once the group is known and, with a data
+/// plane, every rank of another process can be sent to directly.
+caf::actor spawn_collective_peer(caf::actor_system& system, CollectivePeerTransport transport,
+                                 size_t max_early_messages = 1 << 16);
 
 }  // namespace troupe

@@ -1,8 +1,10 @@
 // `troupe bench allreduce`: all-reduce time, algbw and busbw (nccl-tests accounting:
 // busbw = algbw x 2(n-1)/n) for the CPU collective algorithms, through the real path — replica
 // actors of a MirroredStrategy calling ReplicaContext::all_reduce — or, with --processes N,
-// between N `troupe collective-peer` processes over the middleman. memcpy bandwidth (and raw TCP
-// loopback for --processes) are measured in the same run as the limits.
+// between N `troupe collective-peer` processes: their chunks over the collective data plane
+// (direct authenticated TCP, the default) or in CAF messages through the middleman
+// (--transport middleman). memcpy bandwidth (and raw TCP loopback for --processes) are measured
+// in the same run as the limits.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -80,7 +82,7 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   bool json = false;
   int replicas = 2, processes = 0;
   std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB",
-              transport = "shared_memory";
+              transport = "shared_memory", inline_text = "0";
   options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")(
       "replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")(
@@ -89,7 +91,12 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       "sizes", po::value(&sizes_text)->default_value(sizes_text), "comma-separated byte sizes")(
       "transport", po::value(&transport)->default_value(transport),
       "ring in one process: shared_memory (replicas meet in memory) or actors (collective peer "
-      "actors at every size, as between processes)");
+      "actors at every size, as between processes); with --processes: direct (chunks over the "
+      "data plane, shared memory on one host; the default), tcp (data plane over TCP only) or "
+      "middleman (chunks in CAF messages)")(
+      "inline-below", po::value(&inline_text)->default_value("0"),
+      "with --processes and --transport direct: all-reduces smaller than this stay in CAF "
+      "messages");
   po::variables_map vm;
   if (!parse_command_line(
           "troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]", args,
@@ -98,9 +105,17 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   const auto kind = parse_host_algo_option("--algo", algo);
   if (replicas < 1) throw po::error("--replicas must be >= 1");
   if (processes == 1 || processes < 0) throw po::error("--processes must be 0 or >= 2");
-  if (transport != "shared_memory" && transport != "actors")
+  if (processes) {
+    if (vm["transport"].defaulted()) transport = "direct";
+    if (transport != "direct" && transport != "tcp" && transport != "middleman")
+      throw po::error("--transport with --processes must be direct, tcp or middleman, got '" +
+                      transport + "'");
+  } else if (transport != "shared_memory" && transport != "actors") {
     throw po::error("--transport must be shared_memory or actors, got '" + transport + "'");
-  if (processes) transport = "actors";
+  }
+  if (!vm["inline-below"].defaulted() && !(processes && transport != "middleman"))
+    throw po::error("--inline-below applies only with --processes and the data plane");
+  parse_byte_size("--inline-below", inline_text);
   std::vector<size_t> sizes;
   std::stringstream list(sizes_text);
   for (std::string item; std::getline(list, item, ',');) {
@@ -125,14 +140,20 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       auto reports =
           run_collective_processes(binary, processes,
                                    {"--algo", algo, "--count", std::to_string(bytes / 4),
-                                    "--repeat", std::to_string(reps + 1), "--timeout-ms", "60000"},
+                                    "--repeat", std::to_string(reps + 1), "--timeout-ms", "60000",
+                                    "--transport", transport, "--inline-below", inline_text},
                                    secret, 300);
       double worst = 0;
       for (auto& r : reports) {
         if (!r.ok) throw unavailable("a rank failed: " + r.line);
         worst = std::max(worst, r.seconds_per_all_reduce);
       }
-      rows.push_back({algo, processes, bytes, worst * 1e6, "peer_actors_over_middleman"});
+      bool direct =
+          transport != "middleman" && bytes >= parse_byte_size("--inline-below", inline_text);
+      rows.push_back({algo, processes, bytes, worst * 1e6,
+                      !direct              ? "peer_actors_over_middleman"
+                      : transport == "tcp" ? "peer_actors_data_plane_tcp"
+                                           : "peer_actors_data_plane_shared_memory"});
     }
   } else {
     Runtime runtime;
@@ -170,7 +191,11 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
     return 0;
   }
   std::printf("# all-reduce %s, %d %s; memcpy %.2f GB/s", algo.c_str(), group,
-              processes ? "processes (middleman)" : "replicas (in process)", memcpy_gbps);
+              processes ? (transport == "middleman" ? "processes (middleman)"
+                           : transport == "tcp"     ? "processes (data plane, TCP)"
+                                                    : "processes (data plane, shared memory)")
+                        : "replicas (in process)",
+              memcpy_gbps);
   if (processes) std::printf(", raw TCP %.2f GB/s", tcp_gbps);
   std::printf("\n%12s %12s %8s %12s %10s %10s  %s\n", "bytes", "count", "dtype", "time_us",
               "algbw_GB/s", "busbw_GB/s", "transport");

@@ -2,11 +2,17 @@
 // collective peer actor behind the shared-secret gatekeeper on 127.0.0.1 (port 0), prints
 // `PORT <n>`, reads `PEERS <port of rank 0> ... <port of rank n-1>` from stdin, connects to every
 // other rank through CAF's middleman, runs `--repeat` all-reduces of closed-form inputs, prints
-// `RESULT ok <seconds per all-reduce> <sum of all result elements>` (or `RESULT error <why>`),
+// `RESULT ok <seconds per all-reduce> <sum of all result elements> <SHA-256 of the result bytes>`
+// (or `RESULT error <why>`; with `--concurrent C` the digests of all C results, comma-separated);
+// `--seed S` replaces the closed-form inputs by seeded fractions,
 // then waits for `EXIT` on stdin so that no rank leaves while others still need its messages.
 // With `--tls-dir DIR --node NAME` (a `troupe cluster-certs` directory) every connection is
 // mutual TLS: a peer without a certificate from DIR/ca.pem is dropped during the handshake,
 // before CAF reads a message from it; the shared-secret proof still runs on top.
+// With `--transport direct` (the default) the chunks of all-reduces of at least --inline-below
+// bytes travel over the collective data plane (direct TCP connections authenticated with the
+// same secret, see net/collective_data_plane.hpp); CAF carries the control. The data listener's
+// address is printed on stderr as `troupe collective-peer: rank R data plane on HOST:PORT`.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +23,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "actors/collective_peer.hpp"
+#include "cli/collective_peer_input.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "core/collective/algorithm_choice.hpp"
@@ -67,8 +74,10 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   po::options_description options("troupe collective-peer options");
   int rank = 0, size = 2, repeat = 1;
   std::string algo = "ring", dtype_name = "float32", count_text = "1M", chunk_text = "1MiB";
-  std::string secret_file, tls_dir, node;
+  std::string secret_file, tls_dir, node, transport = "direct", inline_text = "0";
   int timeout_ms = 30000;
+  uint64_t seed = 0;
+  int concurrent = 1;
   options.add_options()("rank", po::value(&rank)->required(), "this process's rank, 0..size-1")(
       "size", po::value(&size)->required(), "number of ranks")(
       "count", po::value(&count_text)->default_value("1M"),
@@ -81,7 +90,17 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "per all-reduce; a dead peer fails")("secret-file", po::value(&secret_file),
                                            "shared secret file (default: $TROUPE_SECRET)")(
       "tls-dir", po::value(&tls_dir), "mutual TLS with the certificates of `troupe cluster-certs`")(
-      "node", po::value(&node), "this node's name in --tls-dir (uses NAME.pem and NAME.key)");
+      "node", po::value(&node), "this node's name in --tls-dir (uses NAME.pem and NAME.key)")(
+      "transport", po::value(&transport)->default_value("direct"),
+      "direct (chunks over the authenticated data plane: a shared-memory ring to ranks on this "
+      "host, TCP to others), tcp (the data plane over TCP only) or middleman (chunks in CAF "
+      "messages)")("seed", po::value(&seed)->default_value(0),
+                   "0: closed-form integer inputs; else seeded fractions in [-1, 1)")(
+      "concurrent", po::value(&concurrent)->default_value(1),
+      "collectives started together per round (inputs seeded seed, seed+1, ...; the RESULT line "
+      "lists every result's digest)")(
+      "inline-below", po::value(&inline_text)->default_value("0"),
+      "with --transport direct or tcp: all-reduces smaller than this stay in CAF messages");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;
@@ -89,6 +108,8 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     throw po::error("--rank must be in [0, --size), got rank " + std::to_string(rank) + " of " +
                     std::to_string(size));
   if (repeat < 1) throw po::error("--repeat must be >= 1");
+  if (concurrent < 1)
+    throw po::error("--concurrent must be >= 1, got " + std::to_string(concurrent));
   const auto kind = parse_host_algo_option("--algo", algo);
   const DType dtype = parse_dtype(dtype_name);
   const int64_t count = int64_t(parse_byte_size("--count", count_text));
@@ -97,6 +118,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     throw po::error("--tls-dir and --node go together (got only " +
                     std::string(tls_dir.empty() ? "--node" : "--tls-dir") + ")");
   const bool tls = !tls_dir.empty();
+  if (transport != "direct" && transport != "tcp" && transport != "middleman")
+    throw po::error("--transport must be direct, tcp or middleman, got '" + transport + "'");
+  const int64_t inline_below = int64_t(parse_byte_size("--inline-below", inline_text));
   const std::string secret = load_shared_secret(secret_file);
 
   ActorSystemOptions system_options;
@@ -104,7 +128,13 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   caf::actor_system_config cfg;
   configure_actor_system(cfg, system_options);
   caf::actor_system sys{cfg};
-  auto peer = spawn_collective_peer(sys);
+  CollectivePeerTransport peer_transport;
+  peer_transport.data_plane = transport != "middleman";
+  peer_transport.data.shared_memory = transport == "direct";
+  peer_transport.data.secret = secret;
+  peer_transport.data.io_timeout_ms = timeout_ms;
+  peer_transport.inline_below_bytes = inline_below;
+  auto peer = spawn_collective_peer(sys, peer_transport);
   auto gate = spawn_gatekeeper(sys, secret, peer);
   auto stop = [&] {
     caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
@@ -140,7 +170,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       caf::anon_send(peers[size_t(r)], collective_join_msg{rank, peer});
     }
     caf::anon_send(peer, collective_peers_msg{rank, peers});
-    Tensor input = closed_form_input(rank, count, dtype);
+    Tensor input = collective_peer_input(rank, count, dtype, seed);
     caf::scoped_actor self{sys};
     std::string not_ready;
     self->request(peer, std::chrono::milliseconds(timeout_ms), ready_atom::value)
@@ -148,16 +178,52 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     if (!not_ready.empty())
       throw unavailable("the group did not assemble within " + std::to_string(timeout_ms) +
                         " ms (a rank missing?): " + not_ready);
+    // Prints where the data plane listens, or (traffic) what it carried.
+    auto report_data_plane = [&](bool traffic) {
+      if (!peer_transport.data_plane) return;
+      self->request(peer, std::chrono::milliseconds(timeout_ms), collective_data_atom::value)
+          .receive(
+              [&](std::string& host, uint16_t port, uint64_t sent, uint64_t received) {
+                if (traffic)
+                  std::cerr << "troupe collective-peer: rank " << rank << " data plane carried "
+                            << sent << " payload bytes out, " << received << " in" << std::endl;
+                else
+                  std::cerr << "troupe collective-peer: rank " << rank << " data plane on " << host
+                            << ":" << port << std::endl;
+              },
+              [&](caf::error& e) {
+                throw unavailable(
+                    "rank " + std::to_string(rank) +
+                    " has no data plane after the group assembled: " + to_status(e).message());
+              });
+    };
+    report_data_plane(false);
+    // With --concurrent C, each round starts C collectives (instances k*C+1 .. k*C+C, inputs
+    // seeded seed+j) before waiting for any: their chunks share the connections.
+    std::vector<Tensor> inputs{input};
+    for (int j = 1; j < concurrent; ++j)
+      inputs.push_back(collective_peer_input(rank, count, dtype, seed + uint64_t(j)));
+    std::vector<Tensor> results(inputs.size());
     Tensor result;
     double seconds = 0;
     for (int k = 0; k < repeat; ++k) {
       auto started = std::chrono::steady_clock::now();
       std::string failure;
-      self->request(
-              peer, std::chrono::milliseconds(timeout_ms),
-              collective_start_msg{k + 1, int32_t(kind), size, chunk_bytes, 0, 0, input, Tensor{}})
-          .receive([&](tensor_msg& reply) { result = std::move(reply.tensor); },
-                   [&](caf::error& e) { failure = to_status(e).message(); });
+      using handle = decltype(self->request(peer, std::chrono::milliseconds(timeout_ms),
+                                            collective_start_msg{}));
+      std::vector<handle> pending;
+      for (int j = 0; j < concurrent; ++j)
+        pending.push_back(
+            self->request(peer, std::chrono::milliseconds(timeout_ms),
+                          collective_start_msg{int64_t(k) * concurrent + j + 1, int32_t(kind), size,
+                                               chunk_bytes, 0, 0, inputs[size_t(j)], Tensor{}}));
+      for (int j = 0; j < concurrent; ++j)
+        pending[size_t(j)].receive(
+            [&](tensor_msg& reply) { results[size_t(j)] = std::move(reply.tensor); },
+            [&](caf::error& e) {
+              if (failure.empty()) failure = to_status(e).message();
+            });
+      result = results[0];
       if (!failure.empty())
         throw unavailable("all-reduce " + std::to_string(k + 1) + " failed: " + failure);
       // The first all-reduce also pays for connection warm-up; time the rest when there are any.
@@ -165,7 +231,11 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
         seconds +=
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
-    std::printf("RESULT ok %.9f %.17g\n", seconds / std::max(1, repeat - 1), checksum(result));
+    report_data_plane(true);
+    std::string digest = result_digest(result);
+    for (size_t j = 1; j < results.size(); ++j) digest += "," + result_digest(results[j]);
+    std::printf("RESULT ok %.9f %.17g %s\n", seconds / std::max(1, repeat - 1), checksum(result),
+                digest.c_str());
   } catch (const std::exception& e) {
     std::printf("RESULT error %s\n", e.what());
     exit_code = 1;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/atom.hpp>
 
 #include "core/collective/collective_message.hpp"
 #include "messages/tensor_wire.hpp"
@@ -76,5 +77,16 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, collective_join_msg& x) {
   return f(caf::meta::type_name("collective_join_msg"), x.rank, x.peer);
 }
+
+/// Peer -> peer of another process, after the group is known: "my data listener is at
+/// (std::string host, uint16_t port); dial it to send me chunks". Sent as
+/// (collective_data_atom, int32_t rank, std::string host, uint16_t port): builtin types only, so
+/// no new registered message type. A peer without a data plane never sends it and ignores it.
+/// (collective_data_atom) alone asks a local peer for its data plane: (std::string host,
+/// uint16_t port, uint64_t payload bytes sent, uint64_t received); an error without a plane.
+using collective_data_atom = caf::atom_constant<caf::atom("cdata")>;
+/// Data plane thread -> its own peer (local only): (collective_data_failed_atom, int32_t rank,
+/// std::string why) — a data connection to or from `rank` broke or stalled.
+using collective_data_failed_atom = caf::atom_constant<caf::atom("cdatafail")>;
 
 }  // namespace troupe
