@@ -84,6 +84,24 @@ std::vector<Tensor> PsClient::gather_all(
   return out;
 }
 
+std::vector<ps_ack_msg> PsClient::apply_all(
+    const std::vector<std::pair<caf::actor, ps_apply_msg>>& steps) const {
+  if (steps.empty()) return {};
+  return ask_all<ps_ack_msg>(*sys_, timeout_, steps);
+}
+
+std::vector<ps_checkpoint_msg> PsClient::save_all(
+    const std::vector<std::pair<caf::actor, ps_save_msg>>& saves) const {
+  if (saves.empty()) return {};
+  return ask_all<ps_checkpoint_msg>(*sys_, timeout_, saves);
+}
+
+std::vector<ps_ack_msg> PsClient::restore_all(
+    const std::vector<std::pair<caf::actor, ps_checkpoint_msg>>& restores) const {
+  if (restores.empty()) return {};
+  return ask_all<ps_ack_msg>(*sys_, timeout_, restores);
+}
+
 std::vector<ps_ack_msg> PsClient::write_all(
     const std::vector<std::pair<caf::actor, ps_write_msg>>& writes) const {
   if (writes.empty()) return {};

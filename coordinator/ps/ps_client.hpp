@@ -34,6 +34,15 @@ class PsClient {
   /// Gathers from several shards at once; rows in request order.
   std::vector<Tensor> gather_all(
       const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers) const;
+  /// Optimizer steps on several shards at once; acknowledgements in request order.
+  std::vector<ps_ack_msg> apply_all(
+      const std::vector<std::pair<caf::actor, ps_apply_msg>>& steps) const;
+  /// Saves on several shards at once; checkpoints in request order.
+  std::vector<ps_checkpoint_msg> save_all(
+      const std::vector<std::pair<caf::actor, ps_save_msg>>& saves) const;
+  /// Restores on several shards at once; acknowledgements in request order.
+  std::vector<ps_ack_msg> restore_all(
+      const std::vector<std::pair<caf::actor, ps_checkpoint_msg>>& restores) const;
   /// Writes to several shards at once; acknowledgements in request order.
   std::vector<ps_ack_msg> write_all(
       const std::vector<std::pair<caf::actor, ps_write_msg>>& writes) const;

@@ -177,3 +177,93 @@ TEST_F(ShardedVariableTest, ParameterServerStorageRunsTheOptimizerStepOnTheShard
             }),
             "scatter_add of variable 'w' takes 2 tensor(s), got 1");
 }
+
+namespace {
+
+// Concatenation of slot `k` over saved parts (part order = row order).
+std::vector<float> slot_rows(const std::vector<ps_saved_variable>& parts, size_t k) {
+  std::vector<float> out;
+  for (auto& p : parts) {
+    auto v = p.slots.at(k).to_vector<float>();
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_F(ShardedVariableTest, SparseAndDenseGradientsRunOnTheOwningParts) {
+  RoundRobinPlacement rr(2);
+  auto sv = ShardedVariable::create(client, ps, rr, "emb", table(5), 2);  // rows [3, 2]
+  UpdateRule sgd;
+  sgd.learning_rate = 1;
+  sv.apply_gradients(sgd, Tensor::from_vector<int64_t>({2}, {4, 1}), floats({2, 2}, {1, 1, 2, 2}),
+                     5);
+  sv.apply_gradients(sgd, Tensor::from_vector<int64_t>({2}, {4, 1}), floats({2, 2}, {1, 1, 2, 2}),
+                     5);  // the retry of step 5 changes nothing
+  EXPECT_EQ(sv.read().to_vector<float>(), (Floats{0, 1, 8, 9, 20, 21, 30, 31, 39, 40}));
+  sv.apply_gradients(sgd, Tensor(), table(5));  // w - w = 0 row by row on every part
+  EXPECT_EQ(sv.read().to_vector<float>(), (Floats{0, 0, -2, -2, 0, 0, 0, 0, -1, -1}));
+}
+
+TEST_F(ShardedVariableTest, CheckpointOfFourPartsRestoresIntoOneTwoAndThreeAndOneIntoFour) {
+  UpdateRule ada;
+  ada.kind = OptimizerKind::adagrad;
+  ada.learning_rate = 0.1;
+  int round = 0;
+  auto trained = [&](int64_t parts) {
+    RoundRobinPlacement rr(2);
+    auto sv =
+        ShardedVariable::create(client, ps, rr, "emb" + std::to_string(round++), table(10), parts);
+    sv.apply_gradients(ada, Tensor::from_vector<int64_t>({4}, {0, 4, 7, 9}),
+                       floats({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), 1);
+    sv.apply_gradients(ada, Tensor(), table(10), 2);
+    return sv;
+  };
+  for (auto [from, to] : std::vector<std::pair<int64_t, int64_t>>{{4, 1}, {4, 2}, {4, 3}, {1, 4}}) {
+    auto original = trained(from);
+    auto saved = original.save();
+    ASSERT_EQ(int64_t(saved.size()), from);
+    // Fresh shards, as after a restart with another ps count.
+    std::vector<caf::actor> fresh;
+    for (int i = 0; i < 3; ++i)
+      fresh.push_back(spawn_ps_shard(*sys_, {"new:" + std::to_string(i), cpu_kernels()}));
+    RoundRobinPlacement rr(3);
+    auto restored = ShardedVariable::restore(client, fresh, rr, saved, to);
+    EXPECT_EQ(int64_t(restored.layout().num_shards()), to);
+    EXPECT_TRUE(restored.read().bitwise_equal(original.read())) << from << " -> " << to;
+    auto resaved = restored.save();
+    EXPECT_EQ(slot_rows(resaved, 0), slot_rows(saved, 0)) << from << " -> " << to;
+    // Steps 1 and 2 are in the checkpoint of every row: retrying them changes nothing, and
+    // both the restored and the original variable take step 3 alike.
+    restored.apply_gradients(ada, Tensor(), table(10), 2);
+    EXPECT_TRUE(restored.read().bitwise_equal(original.read()));
+    restored.apply_gradients(ada, Tensor(), table(10), 3);
+    original.apply_gradients(ada, Tensor(), table(10), 3);
+    EXPECT_TRUE(restored.read().bitwise_equal(original.read())) << from << " -> " << to;
+    for (auto& a : fresh) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
+}
+
+TEST_F(ShardedVariableTest, RestoreRefusesPartsOfDifferentVariablesOrSlots) {
+  RoundRobinPlacement rr(2);
+  auto a = ShardedVariable::create(client, ps, rr, "a", table(4), 2);
+  auto b = ShardedVariable::create(client, ps, rr, "b", table(4), 2);
+  auto mixed = a.save();
+  mixed[1] = b.save()[1];
+  RoundRobinPlacement again(2);
+  EXPECT_EQ(error_of([&] { ShardedVariable::restore(client, ps, again, mixed, 1); }),
+            "saved part 'b/part_1' is not a part of 'a' [4, 2] like 'a/part_0'");
+  UpdateRule mom;
+  mom.kind = OptimizerKind::momentum;
+  a.apply_gradients(mom, Tensor::from_vector<int64_t>({1}, {0}), floats({1, 2}, {1, 1}));
+  EXPECT_EQ(error_of([&] { ShardedVariable::restore(client, ps, again, a.save(), 1); }),
+            "saved parts of 'a' have different optimizer slots: 'a/part_0' momentum, 'a/part_1' "
+            "none");
+  auto gap = a.save();
+  gap.pop_back();
+  gap[0].slot_rule.clear();
+  gap[0].slots.clear();
+  EXPECT_EQ(error_of([&] { ShardedVariable::restore(client, ps, again, gap, 1); }),
+            "checkpoint of 'a' holds rows [0, 2), the variable has 4 rows");
+}
