@@ -78,3 +78,21 @@ TEST_F(AggregatingVariableTest, WrapsOnlyAOneCopyVariable) {
             }),
             "AggregatingVariable wraps a variable that lives once; 'm' has 2 copies");
 }
+
+TEST_F(AggregatingVariableTest, R_PS_WRAP_OneReplicaWorkerUsesTheShardBehindADistributedVariable) {
+  // With one replica per worker the ps variable needs no aggregation wrapper: a
+  // DistributedVariable over its ParameterServerStorage reads and writes the shard directly.
+  MirroredStrategy s(runtime.system(), cpus(1));
+  DistributedVariable v(s, on_ps("plain"), Sync::on_write, Aggregation::none);
+  EXPECT_EQ(v.devices(), (std::vector<std::string>{"/job:ps/replica:0/task:0/device:CPU:0"}));
+  v.assign_add(scalar(2));  // cross-replica
+  s.run([&](ReplicaContext&, const std::vector<Tensor>&) {
+    v.assign_sub(scalar(0.5f));  // replica context, one replica
+    return std::vector<Tensor>{v.value()};
+  });
+  EXPECT_EQ(value_of(v.value()), 1.5f);
+  EXPECT_EQ(updates_of("plain"), 2u);
+  EXPECT_EQ(error_of([&] { v.components(); }),
+            "variable 'plain' lives on /job:ps/replica:0/task:0/device:CPU:0: it has no copy in "
+            "this process to update in place");
+}
