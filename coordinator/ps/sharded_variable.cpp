@@ -26,6 +26,14 @@ size_t row_bytes(const Tensor& t) {
   return size_t(t.shape().row_elements()) * dtype_size(t.dtype());
 }
 
+// Copies `rows` rows of `src` from `src_row` into `dst` at `dst_row` (same row layout).
+void copy_rows(const Tensor& src, int64_t src_row, Tensor& dst, int64_t dst_row, int64_t rows) {
+  const size_t bytes = row_bytes(src);
+  std::memcpy(static_cast<char*>(dst.raw_data()) + size_t(dst_row) * bytes,
+              static_cast<const char*>(src.raw_data()) + size_t(src_row) * bytes,
+              size_t(rows) * bytes);
+}
+
 }  // namespace
 
 ShardedVariable::ShardedVariable(std::shared_ptr<const PsClient> client, ShardLayout layout,
@@ -206,21 +214,6 @@ void ShardedVariable::apply_gradients(const UpdateRule& rule, const Tensor& indi
   }
   client_->apply_all(steps);
 }
-
-}  // namespace troupe
-
-namespace troupe {
-namespace {
-
-// Copies `rows` rows of `src` from `src_row` into `dst` at `dst_row` (same row layout).
-void copy_rows(const Tensor& src, int64_t src_row, Tensor& dst, int64_t dst_row, int64_t rows) {
-  const size_t bytes = row_bytes(src);
-  std::memcpy(static_cast<char*>(dst.raw_data()) + size_t(dst_row) * bytes,
-              static_cast<const char*>(src.raw_data()) + size_t(src_row) * bytes,
-              size_t(rows) * bytes);
-}
-
-}  // namespace
 
 std::vector<ps_saved_variable> ShardedVariable::save() const {
   std::vector<std::pair<caf::actor, ps_save_msg>> saves;
