@@ -1,6 +1,7 @@
 #include "coordinator/ps/ps_client.hpp"
 
-#include <optional>
+#include <memory>
+#include <string>
 
 #include <caf/all.hpp>
 
@@ -9,27 +10,75 @@
 namespace troupe {
 namespace {
 
-// Sends every request, then receives every reply: the receivers work concurrently. The first
-// error is thrown after all replies are in, so no reply outlives the scoped actor.
+// What a request is about, for the error when its shard goes away.
+template <class Msg>
+std::string subject(const Msg& m) {
+  return "variable '" + m.name + "'";
+}
+std::string subject(const ps_create_msg& m) { return "variable '" + m.spec.name + "'"; }
+std::string subject(const ps_save_msg&) { return "save"; }
+std::string subject(const ps_checkpoint_msg&) { return "restore"; }
+
+// Sends every request at once from a short-lived event-based actor that monitors the shards:
+// the shards work concurrently, and one that goes away (a killed ps process) fails the batch
+// as soon as CAF notices, instead of at the request timeout. The caller waits for the batch.
 template <class Reply, class Msg>
 std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds timeout,
                            const std::vector<std::pair<caf::actor, Msg>>& requests) {
-  caf::scoped_actor self{sys};
-  using handle = decltype(self->request(requests[0].first, timeout, requests[0].second));
-  std::vector<handle> pending;
-  pending.reserve(requests.size());
-  for (auto& [to, msg] : requests) {
-    if (!to) throw invalid_argument("ps request to an empty actor handle");
-    pending.push_back(self->request(to, timeout, msg));
-  }
-  std::vector<Reply> replies(requests.size());
-  std::optional<Status> failure;
-  for (size_t i = 0; i < pending.size(); ++i)
-    pending[i].receive([&](Reply& r) { replies[i] = std::move(r); },
-                       [&](caf::error& e) {
-                         if (!failure) failure = to_status(e);
-                       });
-  if (failure) failure->throw_if_error();
+  for (auto& r : requests)
+    if (!r.first) throw invalid_argument("ps request to an empty actor handle");
+  struct Batch {
+    std::vector<Reply> replies;
+    size_t left = 0;
+    bool done = false;
+    caf::typed_response_promise<std::vector<Reply>> promise;
+  };
+  auto batch = sys.spawn([requests, timeout](caf::event_based_actor* self) -> caf::behavior {
+    return {[=](caf::ok_atom) -> caf::result<std::vector<Reply>> {
+      auto state = std::make_shared<Batch>();
+      state->replies.resize(requests.size());
+      state->left = requests.size();
+      state->promise = self->make_response_promise<std::vector<Reply>>();
+      auto fail = [=](caf::error e) {
+        if (state->done) return;
+        state->done = true;
+        state->promise.deliver(std::move(e));
+        self->quit();
+      };
+      self->set_down_handler([=](caf::down_msg& down) {
+        for (auto& [to, msg] : requests)
+          if (to.address() == down.source) {
+            fail(to_caf_error(Status(
+                Code::unavailable,
+                "ps shard serving " + subject(msg) + " went away: " + describe_exit(down.reason))));
+            return;
+          }
+      });
+      for (size_t i = 0; i < requests.size(); ++i) {
+        self->monitor(requests[i].first);
+        self->request(requests[i].first, timeout, requests[i].second)
+            .then(
+                [=](Reply& r) {
+                  if (state->done) return;
+                  state->replies[i] = std::move(r);
+                  if (--state->left == 0) {
+                    state->done = true;
+                    state->promise.deliver(std::move(state->replies));
+                    self->quit();
+                  }
+                },
+                [=](caf::error& e) { fail(e); });
+      }
+      return state->promise;
+    }};
+  });
+  caf::scoped_actor caller{sys};
+  std::vector<Reply> replies;
+  Status failure;
+  caller->request(batch, caf::infinite, caf::ok_atom::value)
+      .receive([&](std::vector<Reply>& r) { replies = std::move(r); },
+               [&](caf::error& e) { failure = to_status(e); });
+  failure.throw_if_error();
   return replies;
 }
 

@@ -267,3 +267,18 @@ TEST_F(ShardedVariableTest, RestoreRefusesPartsOfDifferentVariablesOrSlots) {
   EXPECT_EQ(error_of([&] { ShardedVariable::restore(client, ps, again, gap, 1); }),
             "checkpoint of 'a' holds rows [0, 2), the variable has 4 rows");
 }
+
+TEST_F(ShardedVariableTest, AShardThatIsGoneFailsTheRequestAsUnavailable) {
+  RoundRobinPlacement rr(2);
+  auto sv = ShardedVariable::create(client, ps, rr, "v", table(4), 2);
+  caf::scoped_actor self{*sys_};
+  self->monitor(ps[1]);
+  caf::anon_send_exit(ps[1], caf::exit_reason::kill);
+  self->receive([](caf::down_msg&) {});
+  try {
+    sv.read();
+    FAIL() << "read from a shard that exited succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::unavailable) << e.what();
+  }
+}
