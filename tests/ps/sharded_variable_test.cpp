@@ -136,6 +136,14 @@ TEST_F(ShardedVariableTest, WholeVariableWritesNameTheProblem) {
             }),
             "scatter_add of sharded variable 'v': 2 indices need rows float32[2, 2], got "
             "float32[1, 2]");
+  EXPECT_EQ(error_of([&] {
+              sv.scatter_sub(Tensor::from_vector<int64_t>({1}, {-1}), floats({1, 2}, {1, 1}));
+            }),
+            "scatter_sub of 'v': row -1 is negative");
+  UpdateRule sgd;
+  EXPECT_EQ(error_of([&] { sv.apply_gradients(sgd, Tensor(), table(4)); }),
+            "apply_gradients of sharded variable 'v' needs a gradient of its layout "
+            "float32[5, 2], got float32[4, 2]");
   RoundRobinPlacement three(3);
   EXPECT_EQ(error_of([&] { ShardedVariable::create(client, ps, three, "x", table(4), 2); }),
             "sharded variable 'x': placement spans 3 ps tasks, 2 shard actors were given");
