@@ -8,6 +8,7 @@
 #include "messages/auth_msg.hpp"
 #include "messages/collective_messages.hpp"
 #include "messages/input_messages.hpp"
+#include "messages/ps_messages.hpp"
 #include "messages/replica_messages.hpp"
 #include "messages/tensor_msg.hpp"
 
@@ -30,7 +31,16 @@
   X(::troupe::CollectiveMessage, "troupe.collective_message")      \
   X(::troupe::collective_start_msg, "troupe.collective_start_msg") \
   X(::troupe::collective_peers_msg, "troupe.collective_peers_msg") \
-  X(::troupe::collective_join_msg, "troupe.collective_join_msg")
+  X(::troupe::collective_join_msg, "troupe.collective_join_msg")   \
+  X(::troupe::ps_create_msg, "troupe.ps_create_msg")               \
+  X(::troupe::ps_read_msg, "troupe.ps_read_msg")                   \
+  X(::troupe::ps_gather_msg, "troupe.ps_gather_msg")               \
+  X(::troupe::ps_value_msg, "troupe.ps_value_msg")                 \
+  X(::troupe::ps_write_msg, "troupe.ps_write_msg")                 \
+  X(::troupe::ps_apply_msg, "troupe.ps_apply_msg")                 \
+  X(::troupe::ps_ack_msg, "troupe.ps_ack_msg")                     \
+  X(::troupe::ps_save_msg, "troupe.ps_save_msg")                   \
+  X(::troupe::ps_checkpoint_msg, "troupe.ps_checkpoint_msg")
 
 namespace troupe {
 

@@ -1,0 +1,160 @@
+#include "coordinator/ps/ps_client.hpp"
+
+#include <memory>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "messages/error_channel.hpp"
+
+namespace troupe {
+namespace {
+
+// What a request is about, for the error when its shard goes away.
+template <class Msg>
+std::string subject(const Msg& m) {
+  return "variable '" + m.name + "'";
+}
+std::string subject(const ps_create_msg& m) { return "variable '" + m.spec.name + "'"; }
+std::string subject(const ps_save_msg&) { return "save"; }
+std::string subject(const ps_checkpoint_msg&) { return "restore"; }
+
+// Sends every request at once from a short-lived event-based actor that monitors the shards:
+// the shards work concurrently, and one that goes away (a killed ps process) fails the batch
+// as soon as CAF notices, instead of at the request timeout. The caller waits for the batch.
+template <class Reply, class Msg>
+std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds timeout,
+                           const std::vector<std::pair<caf::actor, Msg>>& requests) {
+  for (auto& r : requests)
+    if (!r.first) throw invalid_argument("ps request to an empty actor handle");
+  struct Batch {
+    std::vector<Reply> replies;
+    size_t left = 0;
+    bool done = false;
+    caf::typed_response_promise<std::vector<Reply>> promise;
+  };
+  auto batch = sys.spawn([requests, timeout](caf::event_based_actor* self) -> caf::behavior {
+    return {[=](caf::ok_atom) -> caf::result<std::vector<Reply>> {
+      auto state = std::make_shared<Batch>();
+      state->replies.resize(requests.size());
+      state->left = requests.size();
+      state->promise = self->make_response_promise<std::vector<Reply>>();
+      auto fail = [=](caf::error e) {
+        if (state->done) return;
+        state->done = true;
+        state->promise.deliver(std::move(e));
+        self->quit();
+      };
+      self->set_down_handler([=](caf::down_msg& down) {
+        for (auto& [to, msg] : requests)
+          if (to.address() == down.source) {
+            fail(to_caf_error(Status(
+                Code::unavailable,
+                "ps shard serving " + subject(msg) + " went away: " + describe_exit(down.reason))));
+            return;
+          }
+      });
+      for (size_t i = 0; i < requests.size(); ++i) {
+        self->monitor(requests[i].first);
+        self->request(requests[i].first, timeout, requests[i].second)
+            .then(
+                [=](Reply& r) {
+                  if (state->done) return;
+                  state->replies[i] = std::move(r);
+                  if (--state->left == 0) {
+                    state->done = true;
+                    state->promise.deliver(std::move(state->replies));
+                    self->quit();
+                  }
+                },
+                [=](caf::error& e) { fail(e); });
+      }
+      return state->promise;
+    }};
+  });
+  caf::scoped_actor caller{sys};
+  std::vector<Reply> replies;
+  Status failure;
+  caller->request(batch, caf::infinite, caf::ok_atom::value)
+      .receive([&](std::vector<Reply>& r) { replies = std::move(r); },
+               [&](caf::error& e) { failure = to_status(e); });
+  failure.throw_if_error();
+  return replies;
+}
+
+template <class Reply, class Msg>
+Reply ask_one(caf::actor_system& sys, std::chrono::milliseconds timeout, const caf::actor& to,
+              const Msg& msg) {
+  return ask_all<Reply, Msg>(sys, timeout, {{to, msg}}).at(0);
+}
+
+}  // namespace
+
+PsClient::PsClient(caf::actor_system& sys, std::chrono::milliseconds timeout)
+    : sys_(&sys), timeout_(timeout) {}
+
+void PsClient::create(const caf::actor& shard, const ps_create_msg& msg) const {
+  ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg);
+}
+
+Tensor PsClient::read(const caf::actor& shard, const std::string& name) const {
+  return ask_one<ps_value_msg>(*sys_, timeout_, shard, ps_read_msg{name}).value;
+}
+
+ps_ack_msg PsClient::write(const caf::actor& shard, const ps_write_msg& msg) const {
+  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg);
+}
+
+ps_ack_msg PsClient::apply(const caf::actor& shard, const ps_apply_msg& msg) const {
+  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg);
+}
+
+ps_checkpoint_msg PsClient::save(const caf::actor& shard, const ps_save_msg& msg) const {
+  return ask_one<ps_checkpoint_msg>(*sys_, timeout_, shard, msg);
+}
+
+ps_ack_msg PsClient::restore(const caf::actor& shard, const ps_checkpoint_msg& msg) const {
+  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg);
+}
+
+std::vector<Tensor> PsClient::read_all(
+    const std::vector<std::pair<caf::actor, ps_read_msg>>& reads) const {
+  std::vector<Tensor> out;
+  if (reads.empty()) return out;
+  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, reads)) out.push_back(std::move(v.value));
+  return out;
+}
+
+std::vector<Tensor> PsClient::gather_all(
+    const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers) const {
+  std::vector<Tensor> out;
+  if (gathers.empty()) return out;
+  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, gathers)) out.push_back(std::move(v.value));
+  return out;
+}
+
+std::vector<ps_ack_msg> PsClient::apply_all(
+    const std::vector<std::pair<caf::actor, ps_apply_msg>>& steps) const {
+  if (steps.empty()) return {};
+  return ask_all<ps_ack_msg>(*sys_, timeout_, steps);
+}
+
+std::vector<ps_checkpoint_msg> PsClient::save_all(
+    const std::vector<std::pair<caf::actor, ps_save_msg>>& saves) const {
+  if (saves.empty()) return {};
+  return ask_all<ps_checkpoint_msg>(*sys_, timeout_, saves);
+}
+
+std::vector<ps_ack_msg> PsClient::restore_all(
+    const std::vector<std::pair<caf::actor, ps_checkpoint_msg>>& restores) const {
+  if (restores.empty()) return {};
+  return ask_all<ps_ack_msg>(*sys_, timeout_, restores);
+}
+
+std::vector<ps_ack_msg> PsClient::write_all(
+    const std::vector<std::pair<caf::actor, ps_write_msg>>& writes) const {
+  if (writes.empty()) return {};
+  return ask_all<ps_ack_msg>(*sys_, timeout_, writes);
+}
+
+}  // namespace troupe

@@ -1,0 +1,57 @@
+#pragma once
+// Blocking requests to ps_shard actors from a coordinator thread (outside any actor). A batch of
+// requests to several shards is sent at once and then awaited, so the shards work in parallel
+// (an embedding lookup gathers from every shard at the same time).
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "messages/ps_messages.hpp"
+
+namespace troupe {
+
+/// Talks to ps_shard actors; a reply error is thrown as troupe::Error with the shard's Code and
+/// message (a timeout as deadline_exceeded, a lost shard as unavailable).
+class PsClient {
+ public:
+  explicit PsClient(caf::actor_system& sys,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+  void create(const caf::actor& shard, const ps_create_msg& msg) const;
+  Tensor read(const caf::actor& shard, const std::string& name) const;
+  ps_ack_msg write(const caf::actor& shard, const ps_write_msg& msg) const;
+  ps_ack_msg apply(const caf::actor& shard, const ps_apply_msg& msg) const;
+  ps_checkpoint_msg save(const caf::actor& shard, const ps_save_msg& msg) const;
+  ps_ack_msg restore(const caf::actor& shard, const ps_checkpoint_msg& msg) const;
+
+  /// Reads of several (shard, name) at once; values in request order.
+  std::vector<Tensor> read_all(const std::vector<std::pair<caf::actor, ps_read_msg>>& reads) const;
+  /// Gathers from several shards at once; rows in request order.
+  std::vector<Tensor> gather_all(
+      const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers) const;
+  /// Optimizer steps on several shards at once; acknowledgements in request order.
+  std::vector<ps_ack_msg> apply_all(
+      const std::vector<std::pair<caf::actor, ps_apply_msg>>& steps) const;
+  /// Saves on several shards at once; checkpoints in request order.
+  std::vector<ps_checkpoint_msg> save_all(
+      const std::vector<std::pair<caf::actor, ps_save_msg>>& saves) const;
+  /// Restores on several shards at once; acknowledgements in request order.
+  std::vector<ps_ack_msg> restore_all(
+      const std::vector<std::pair<caf::actor, ps_checkpoint_msg>>& restores) const;
+  /// Writes to several shards at once; acknowledgements in request order.
+  std::vector<ps_ack_msg> write_all(
+      const std::vector<std::pair<caf::actor, ps_write_msg>>& writes) const;
+
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  caf::actor_system* sys_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace troupe
