@@ -63,7 +63,11 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
                            std::to_string(size) + " members with " +
                            std::to_string(names_.size()) + " names");
   const auto deadline = Clock::now() + options.assemble_timeout;
-  peer_ = spawn_collective_peer(system);
+  CollectivePeerTransport transport;
+  transport.data_plane = options.data_plane;
+  transport.data.secret = options.secret;
+  transport.data.host = strip_brackets(members[size_t(rank)].host);
+  peer_ = spawn_collective_peer(system, transport);
   gatekeeper_ = spawn_gatekeeper(system, options.secret, peer_);
   try {
     const HostPort& me = members[size_t(rank)];

@@ -20,6 +20,10 @@ namespace troupe {
 struct CollectiveGroupOptions {
   std::string secret;  ///< the cluster's shared secret (every connection proves it)
   bool tls = false;    ///< publish and dial through CAF's openssl module
+  /// Chunks of all-reduces travel over the collective data plane (net/collective_data_plane:
+  /// shared memory between processes of one host, authenticated TCP otherwise — not encrypted,
+  /// also under TLS) instead of the middleman, which CAF control messages keep using.
+  bool data_plane = true;
   /// The whole group must have assembled by then, or the constructor fails naming who is missing.
   std::chrono::milliseconds assemble_timeout{std::chrono::seconds(60)};
 };
