@@ -1,5 +1,6 @@
 #include "actors/collective_peer.hpp"
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <set>
@@ -35,6 +36,8 @@ struct peer_state {
   std::vector<caf::response_promise> waiting_for_group;     // ready requests
   std::map<caf::actor_addr, int32_t> watched;               // monitored peers -> their rank
   std::string group_down;  // set once a peer went away: every collective after it fails
+  bool heartbeat_started = false;
+  std::map<int32_t, std::chrono::steady_clock::time_point> last_heard;  // remote rank -> heartbeat
   bool group_complete() const {
     if (rank < 0 || peers.empty()) return false;
     for (auto& p : peers)
@@ -103,8 +106,38 @@ void on_peer_down(peer_actor* self, const caf::down_msg& down) {
              "rank " + std::to_string(it->second) + " is down: " + describe_exit(down.reason));
 }
 
+/// One heartbeat period: tell every peer of another process that this rank is alive, and fail
+/// the group naming a peer of another process that has been silent too long.
+void heartbeat(peer_actor* self) {
+  auto& st = self->state;
+  if (!st.group_down.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  const auto limit = std::chrono::milliseconds(st.transport.heartbeat_timeout_ms);
+  for (size_t r = 0; r < st.peers.size(); ++r) {
+    if (!st.is_remote(r, self->node())) continue;
+    self->send(st.peers[r], heartbeat_atom::value, st.rank);
+    auto heard = st.last_heard.emplace(int32_t(r), now).first->second;
+    if (now - heard > limit) {
+      fail_group(self, "rank " + std::to_string(r) + " is down: no heartbeat for " +
+                           std::to_string(st.transport.heartbeat_timeout_ms) +
+                           " ms (its process is stopped or its host unreachable)");
+      return;
+    }
+  }
+  self->delayed_send(self, std::chrono::milliseconds(st.transport.heartbeat_ms),
+                     heartbeat_tick_atom::value);
+}
+
+void start_heartbeat_once(peer_actor* self) {
+  auto& st = self->state;
+  if (st.heartbeat_started || st.transport.heartbeat_ms <= 0 || !st.group_complete()) return;
+  st.heartbeat_started = true;
+  heartbeat(self);
+}
+
 void notify_if_ready(peer_actor* self) {
   auto& st = self->state;
+  start_heartbeat_once(self);
   if (!st.ready(self->node())) return;
   for (auto& rp : st.waiting_for_group) rp.deliver(int32_t(st.peers.size()));
   st.waiting_for_group.clear();
@@ -225,6 +258,10 @@ caf::behavior collective_peer(peer_actor* self, CollectivePeerTransport transpor
         dial(self, rank, host, port);
       },
       [=](collective_data_failed_atom, int32_t, std::string& why) { fail_group(self, why); },
+      [=](heartbeat_atom, int32_t rank) {
+        self->state.last_heard[rank] = std::chrono::steady_clock::now();
+      },
+      [=](heartbeat_tick_atom) { heartbeat(self); },
       [=](collective_data_atom) -> caf::result<std::string, uint16_t, uint64_t, uint64_t> {
         auto& st = self->state;
         if (!st.data)

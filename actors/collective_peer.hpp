@@ -37,6 +37,12 @@ struct CollectivePeerTransport {
   CollectiveDataPlaneOptions data;
   /// Collectives with smaller inputs stay inline in CAF messages even with a data plane.
   int64_t inline_below_bytes = 0;
+  /// Heartbeats to peers of other processes every `heartbeat_ms` (0: none). A peer of another
+  /// process that sends none for `heartbeat_timeout_ms` fails the group naming its rank: a host
+  /// that vanished without closing its connections (power loss, a cut link, a stopped process)
+  /// is named as fast as one whose connection dropped, not at a collective's timeout.
+  int heartbeat_ms = 0;
+  int heartbeat_timeout_ms = 2000;
 };
 
 /// As above, with `transport`; ready_atom is answered once the group is known and, with a data

@@ -13,5 +13,8 @@ using ping_atom = caf::atom_constant<caf::atom("ping")>;    ///< liveness probe
 using stop_atom = caf::atom_constant<caf::atom("stop")>;    ///< ask a node to shut down
 using ready_atom = caf::atom_constant<caf::atom("ready")>;  ///< wait until a group is complete
 using bulk_atom = caf::atom_constant<caf::atom("bulk")>;    ///< ask for the bulk-data port
+/// (heartbeat_atom, rank): a collective peer of another process is alive
+using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+using heartbeat_tick_atom = caf::atom_constant<caf::atom("hbtick")>;  ///< a peer's own timer
 
 }  // namespace troupe

@@ -67,6 +67,8 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
   transport.data_plane = options.data_plane;
   transport.data.secret = options.secret;
   transport.data.host = strip_brackets(members[size_t(rank)].host);
+  transport.heartbeat_ms = options.heartbeat_ms;
+  transport.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
   peer_ = spawn_collective_peer(system, transport);
   gatekeeper_ = spawn_gatekeeper(system, options.secret, peer_);
   try {

@@ -24,6 +24,10 @@ struct CollectiveGroupOptions {
   /// shared memory between processes of one host, authenticated TCP otherwise — not encrypted,
   /// also under TLS) instead of the middleman, which CAF control messages keep using.
   bool data_plane = true;
+  /// Heartbeats between the workers' peers: every `heartbeat_ms`, and a worker silent for
+  /// `heartbeat_timeout_ms` fails every collective naming it (0: no heartbeats).
+  int heartbeat_ms = 250;
+  int heartbeat_timeout_ms = 1500;
   /// The whole group must have assembled by then, or the constructor fails naming who is missing.
   std::chrono::milliseconds assemble_timeout{std::chrono::seconds(60)};
 };

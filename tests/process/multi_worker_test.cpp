@@ -164,6 +164,37 @@ TEST_F(MultiWorker, KilledWorkerIsNamedByTheOthersWithinTwoSecondsAndTheLauncher
   EXPECT_TRUE(contains(err, "troupe launch: failed:")) << err;
 }
 
+TEST_F(MultiWorker, StoppedWorkerIsNamedByTheHeartbeatNotAtTheCollectiveTimeout) {
+  // SIGSTOP keeps the worker's connections open: only the missing heartbeats tell.
+  auto mw = write_experiment("mw", kMultiWorker, 1000000);
+  TroupeProcess launch({"launch", "-n", "2", "--no-tls", mw});
+  std::regex started(R"(started /job:worker/task:1 \(pid (\d+)\))");
+  int pid = -1, steps_seen = 0;
+  const auto give_up = Clock::now() + std::chrono::seconds(120);
+  while ((pid < 0 || steps_seen < 2) && Clock::now() < give_up) {
+    auto line = launch.read_line(std::chrono::seconds(5));
+    if (!line) continue;
+    std::smatch m;
+    if (std::regex_search(*line, m, started)) pid = std::stoi(m[1]);
+    if (contains(*line, "step ") && contains(*line, "loss=")) ++steps_seen;
+  }
+  ASSERT_GT(pid, 0) << launch.err();
+  ASSERT_GE(steps_seen, 2) << launch.err();
+  const auto stopped = Clock::now();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const std::string named = "rank 1 (/job:worker/task:1) is down: no heartbeat for 1500 ms";
+  std::optional<Clock::time_point> seen;
+  while (!seen && Clock::now() < stopped + std::chrono::seconds(30)) {
+    launch.pump_for(std::chrono::milliseconds(20));
+    if (contains(launch.err(), named)) seen = Clock::now();
+  }
+  ::kill(pid, SIGCONT);
+  ASSERT_TRUE(seen) << launch.err();
+  std::printf("stopped worker named after %.2f s\n",
+              std::chrono::duration<double>(*seen - stopped).count());
+  EXPECT_EQ(launch.wait(std::chrono::seconds(30)), 1) << launch.err();
+}
+
 TEST_F(MultiWorker, TheMultiWorkerExampleTrainsToTheDemosAccuracyWithLaunch) {
   const std::string example = std::string(TROUPE_SOURCE_DIR) + "/examples/mlp_multi_worker.yaml";
   std::string out;
