@@ -212,7 +212,8 @@ int run_train_bench(const std::vector<std::string>& args) {
   int steps = 20, warmup = 5, rounds = 5, per_execution = kStepsPerExecution, workers = 0;
   options.add_options()("workers", po::value(&workers)->default_value(0),
                         "instead: W processes x 1 replica (troupe launch) against 1 process x W "
-                        "replicas (troupe run), --steps (default then 200) steps each")("json", po::bool_switch(&json), "print one JSON object instead of a table")(
+                        "replicas (troupe run), --steps (default then 200) steps each")(
+      "json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "steps", po::value(&steps)->default_value(20), "timed steps per round and configuration")(
       "rounds", po::value(&rounds)->default_value(5), "interleaved rounds; the best is reported")(
       "warmup", po::value(&warmup)->default_value(5), "untimed steps first")(

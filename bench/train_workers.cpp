@@ -82,9 +82,10 @@ int run_train_workers_comparison(int workers, int steps, int rounds, bool json) 
         best_tls / best_threads);
     return 0;
   }
-  std::printf("MLP 784-256-10, global batch 256, %d steps through `troupe run` / `troupe launch`, "
-              "best of %d interleaved rounds\n",
-              steps, rounds);
+  std::printf(
+      "MLP 784-256-10, global batch 256, %d steps through `troupe run` / `troupe launch`, "
+      "best of %d interleaved rounds\n",
+      steps, rounds);
   std::printf("%-44s %14s %8s\n", "configuration", "examples/s", "ratio");
   std::printf("%-44s %14.0f %8s\n",
               ("1 process x " + std::to_string(workers) + " replicas (mirrored)").c_str(),

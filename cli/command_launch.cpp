@@ -68,7 +68,8 @@ std::string describe_exit(int code) {
   if (code > 128 && code < 128 + 65) {
     const int sig = code - 128;
     const char* name = ::sigabbrev_np(sig);
-    return "was killed by signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
+    return "was killed by signal " + std::to_string(sig) +
+           (name ? std::string(" (SIG") + name + ")" : "");
   }
   return "exited with code " + std::to_string(code);
 }
@@ -81,7 +82,8 @@ struct Worker {
 };
 
 void forward_output(Worker& w) {
-  while (auto line = w.process->take_out_line()) std::printf("%s%s\n", w.prefix.c_str(), line->c_str());
+  while (auto line = w.process->take_out_line())
+    std::printf("%s%s\n", w.prefix.c_str(), line->c_str());
   while (auto line = w.process->take_err_line())
     std::fprintf(stderr, "%s%s\n", w.prefix.c_str(), line->c_str());
   std::fflush(stdout);
@@ -127,7 +129,8 @@ int run_launch_command(const std::vector<std::string>& args) {
                           args, options, vm, {"file"}))
     return 0;
   check_run_options(run);
-  if (workers < 1 || workers > 256) throw po::error("-n must be in [1, 256], got " + std::to_string(workers));
+  if (workers < 1 || workers > 256)
+    throw po::error("-n must be in [1, 256], got " + std::to_string(workers));
   if (ps < 0) throw po::error("--ps must be >= 0, got " + std::to_string(ps));
   if (grace_ms < 0) throw po::error("--grace-ms must be >= 0");
   if (ps > 0 || evaluator)
@@ -198,9 +201,11 @@ int run_launch_command(const std::vector<std::string>& args) {
         forward_output(w);
         w.exit_code = code;
         --running;
-        const bool expected = *code == 0 || (g_signal.load() != 0 && (*code == 128 + g_signal.load()));
+        const bool expected =
+            *code == 0 || (g_signal.load() != 0 && (*code == 128 + g_signal.load()));
         if (!expected && failure.empty()) {
-          failure = w.name + " (pid " + std::to_string(w.process->pid()) + ") " + describe_exit(*code);
+          failure =
+              w.name + " (pid " + std::to_string(w.process->pid()) + ") " + describe_exit(*code);
           std::fprintf(stderr, "troupe launch: %s; stopping the other workers\n", failure.c_str());
           stop_at = Clock::now() + std::chrono::milliseconds(grace_ms);
         }
@@ -210,20 +215,26 @@ int run_launch_command(const std::vector<std::string>& args) {
     if (signals > forwarded) {
       const int sig = g_signal.load();
       if (forwarded == 0 && signals == 1) {
-        std::fprintf(stderr, "troupe launch: %s: every worker stops after its current steps and "
-                             "writes a checkpoint (again to stop at once)\n", ::strsignal(sig));
-        for (auto& w : group) if (!w.exit_code) w.process->signal(sig);
+        std::fprintf(stderr,
+                     "troupe launch: %s: every worker stops after its current steps and "
+                     "writes a checkpoint (again to stop at once)\n",
+                     ::strsignal(sig));
+        for (auto& w : group)
+          if (!w.exit_code) w.process->signal(sig);
       } else {
-        for (auto& w : group) if (!w.exit_code) w.process->signal(SIGKILL);
+        for (auto& w : group)
+          if (!w.exit_code) w.process->signal(SIGKILL);
       }
       forwarded = signals;
     }
     if (stop_at && Clock::now() >= *stop_at && !kill_at) {
-      for (auto& w : group) if (!w.exit_code) w.process->signal(SIGTERM);
+      for (auto& w : group)
+        if (!w.exit_code) w.process->signal(SIGTERM);
       kill_at = Clock::now() + std::chrono::seconds(5);
     }
     if (kill_at && Clock::now() >= *kill_at)
-      for (auto& w : group) if (!w.exit_code) w.process->signal(SIGKILL);
+      for (auto& w : group)
+        if (!w.exit_code) w.process->signal(SIGKILL);
   }
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);

@@ -82,8 +82,7 @@ int run_server_command(const std::vector<std::string>& args) {
 
   TfConfig config;
   if (!cluster_file.empty()) {
-    if (job.empty() || task < 0)
-      throw po::error("--cluster needs --job and --task (>= 0)");
+    if (job.empty() || task < 0) throw po::error("--cluster needs --job and --task (>= 0)");
     config.cluster = read_cluster_file(cluster_file);
     config.task = TaskSpec{job, task};
     validate_task(config.cluster, config.task);

@@ -59,9 +59,10 @@ Mirrored CrossDeviceOps::reduce(ReduceOp op, const DistributedValues& value,
 std::vector<Mirrored> CrossDeviceOps::batch_reduce(ReduceOp op,
                                                    const std::vector<ReducePair>& pairs) {
   for (auto& p : pairs) check_destinations(p.destinations);
-  bool shortcut = workers() == 1 && std::all_of(pairs.begin(), pairs.end(), [](const ReducePair& p) {
-    return p.value.size() == 1 && devices_match(p.value.devices(), p.destinations);
-  });
+  bool shortcut =
+      workers() == 1 && std::all_of(pairs.begin(), pairs.end(), [](const ReducePair& p) {
+        return p.value.size() == 1 && devices_match(p.value.devices(), p.destinations);
+      });
   if (shortcut && !pairs.empty()) {
     std::vector<Mirrored> out;
     for (auto& p : pairs) out.emplace_back(std::vector<Tensor>{p.value.primary()}, p.destinations);

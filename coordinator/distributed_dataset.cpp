@@ -35,7 +35,6 @@ DistributedStepCursor DistributedDataset::begin() const {
   return DistributedStepCursor(std::make_shared<DistributedIterator>(*system_, config_));
 }
 
-
 namespace {
 
 // The end-of-data count of every worker: one component per local replica, this worker's count
@@ -78,14 +77,12 @@ DistributedDataset distribute_across_workers(caf::actor_system& system, Strategy
 
 // distribute_datasets_from_function on worker i of W: one pipeline, built from its InputContext.
 DistributedDataset from_function_across_workers(caf::actor_system& system, Strategy& strategy,
-                                                const DatasetFn& dataset_fn,
-                                                InputOptions options) {
+                                                const DatasetFn& dataset_fn, InputOptions options) {
   const int64_t w = strategy.num_workers(), i = strategy.worker_index();
   const int64_t n = strategy.num_replicas_in_sync();
   if (options.experimental_replication_mode == InputReplicationMode::per_replica)
-    throw unimplemented(
-        "distribute_datasets_from_function: PER_REPLICA input across " + std::to_string(w) +
-        " workers is not supported (PER_WORKER is)");
+    throw unimplemented("distribute_datasets_from_function: PER_REPLICA input across " +
+                        std::to_string(w) + " workers is not supported (PER_WORKER is)");
   plan_input_workers(n, options, /*from_function=*/true);
   DistributedIteratorConfig config;
   config.replicas_per_worker = strategy.num_local_replicas();

@@ -35,10 +35,10 @@ void read_feature_map(const Field& field, SourceMap& source, const std::string& 
 }  // namespace
 
 void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
-  MapFields data(field, source,
-                 {"kind", "examples", "global_batch", "files", "features", "label", "header",
-                  "shuffle", "shuffle_buffer", "prefetch", "input_dim", "classes", "distribute",
-                  "auto_shard"});
+  MapFields data(
+      field, source,
+      {"kind", "examples", "global_batch", "files", "features", "label", "header", "shuffle",
+       "shuffle_buffer", "prefetch", "input_dim", "classes", "distribute", "auto_shard"});
   out->set_kind(
       read_choice(data.require("kind"), source,
                   {"synthetic_classification", "synthetic_regression", "tfrecord", "csv"}));

@@ -71,7 +71,8 @@ void read_strategy(const Field& field, SourceMap& source, proto::StrategySpec* o
     if (out->kind() != "multi_worker_mirrored")
       throw source.error(communication->path,
                          "only multi_worker_mirrored communicates across workers (strategy.kind "
-                         "is " + out->kind() + ")");
+                         "is " +
+                             out->kind() + ")");
     read_communication(*communication, source, out->mutable_communication());
   } else if (out->kind() == "multi_worker_mirrored") {
     out->mutable_communication()->set_implementation("auto");

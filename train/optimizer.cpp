@@ -120,9 +120,10 @@ bool Optimizer::decide(const std::vector<int>& bad_replicas,
   if (bad_replicas.empty()) {
     // Every worker decides alike: this one skips or stops with the worker that had the NaN.
     if (on_non_finite_ == OnNonFinite::stop)
-      throw aborted("a replica of another worker had a non-finite loss or gradients at training "
-                    "step " +
-                    std::to_string(step) + " (train.on_nan: stop)");
+      throw aborted(
+          "a replica of another worker had a non-finite loss or gradients at training "
+          "step " +
+          std::to_string(step) + " (train.on_nan: stop)");
     for (int r : replicas_skipping) ++skipped_.at(size_t(r));
     return false;
   }

@@ -60,8 +60,8 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
   const int size = int(members.size());
   if (rank < 0 || rank >= size || names_.size() != members.size())
     throw invalid_argument("collective group: rank " + std::to_string(rank) + " of " +
-                           std::to_string(size) + " members with " +
-                           std::to_string(names_.size()) + " names");
+                           std::to_string(size) + " members with " + std::to_string(names_.size()) +
+                           " names");
   const auto deadline = Clock::now() + options.assemble_timeout;
   CollectivePeerTransport transport;
   transport.data_plane = options.data_plane;
@@ -95,11 +95,11 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
       std::string missing;
       for (int r = rank + 1; r < size; ++r)
         missing += (missing.empty() ? "" : ", ") + names_[size_t(r)];
-      throw unavailable("collective group: the workers did not all join within " +
-                        std::to_string(options.assemble_timeout.count()) + " ms (" +
-                        (missing.empty() ? std::string("waiting for the group")
-                                         : "waiting for " + missing) +
-                        "): " + not_ready->message());
+      throw unavailable(
+          "collective group: the workers did not all join within " +
+          std::to_string(options.assemble_timeout.count()) + " ms (" +
+          (missing.empty() ? std::string("waiting for the group") : "waiting for " + missing) +
+          "): " + not_ready->message());
     }
   } catch (...) {
     caf::anon_send_exit(gatekeeper_, caf::exit_reason::user_shutdown);

@@ -26,9 +26,7 @@ class SingleWorker final : public WorkerCollective {
   int worker_index() const override { return 0; }
   std::vector<std::string> worker_names() const override { return {"/job:localhost/task:0"}; }
   void configure(const CommunicationOptions&) override {}
-  std::vector<Tensor> all_reduce_sum(const std::vector<Tensor>& values) override {
-    return values;
-  }
+  std::vector<Tensor> all_reduce_sum(const std::vector<Tensor>& values) override { return values; }
   Tensor broadcast(const Tensor& value, int root) override {
     if (root != 0)
       throw invalid_argument("broadcast from worker " + std::to_string(root) +
@@ -39,8 +37,8 @@ class SingleWorker final : public WorkerCollective {
 
 class PeerWorkers final : public WorkerCollective {
  public:
-  PeerWorkers(caf::actor_system& system, caf::actor peer, int index,
-              std::vector<std::string> names, CommunicationOptions options)
+  PeerWorkers(caf::actor_system& system, caf::actor peer, int index, std::vector<std::string> names,
+              CommunicationOptions options)
       : self_(system),
         peer_(std::move(peer)),
         index_(index),
@@ -113,10 +111,10 @@ class PeerWorkers final : public WorkerCollective {
     std::vector<int64_t> instances;
     for (auto& flat : flats) {
       instances.push_back(next_instance_++);
-      pending.push_back(self_->request(
-          peer_, options_.timeout,
-          collective_start_msg{instances.back(), kind, int32_t(names_.size()),
-                               options_.chunk_bytes, 0, 0, flat, Tensor{}}));
+      pending.push_back(
+          self_->request(peer_, options_.timeout,
+                         collective_start_msg{instances.back(), kind, int32_t(names_.size()),
+                                              options_.chunk_bytes, 0, 0, flat, Tensor{}}));
     }
     std::vector<Tensor> sums(flats.size());
     std::optional<Status> failure;
@@ -173,9 +171,8 @@ std::shared_ptr<WorkerCollective> single_worker_collective() {
   return std::make_shared<SingleWorker>();
 }
 
-std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system,
-                                                         caf::actor peer, int index,
-                                                         std::vector<std::string> names,
+std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system, caf::actor peer,
+                                                         int index, std::vector<std::string> names,
                                                          CommunicationOptions options) {
   if (names.empty() || index < 0 || index >= int(names.size()))
     throw invalid_argument("peer_worker_collective: worker " + std::to_string(index) + " of " +

@@ -59,9 +59,8 @@ std::shared_ptr<WorkerCollective> single_worker_collective();
 /// Collectives through this worker's collective peer actor, already connected to the other
 /// workers' peers (coordinator/cluster/collective_group.hpp forms the group). `names` holds
 /// every worker's task name in rank order.
-std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system,
-                                                         caf::actor peer, int index,
-                                                         std::vector<std::string> names,
+std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system, caf::actor peer,
+                                                         int index, std::vector<std::string> names,
                                                          CommunicationOptions options);
 
 }  // namespace troupe

@@ -17,7 +17,8 @@ std::string_view transport_name(Transport transport) {
 }
 
 Transport choose_transport(const TransportQuery& q) {
-  if (q.workers > 1) return q.one_thread_holds_all ? Transport::cross_worker : Transport::merge_call;
+  if (q.workers > 1)
+    return q.one_thread_holds_all ? Transport::cross_worker : Transport::merge_call;
   if (q.replicas <= 1) return Transport::identity;
   const auto algorithm = q.algorithm;
   const bool ring = algorithm == CrossDeviceOpKind::collective_all_reduce;

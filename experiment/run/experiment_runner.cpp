@@ -125,17 +125,16 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
   // Across workers the chief owns the run directory; another worker writes what the chief
   // writes into a temporary directory of its own and removes it (TF's multi-worker saving).
   const bool chief = !options.workers || options.workers->worker_index() == 0;
-  WorkerTempDirectory temp(chief ? "" : worker_temp_directory(summary.run_dir,
-                                                                 options.workers->worker_index()));
+  WorkerTempDirectory temp(
+      chief ? "" : worker_temp_directory(summary.run_dir, options.workers->worker_index()));
   const std::string write_dir = chief ? summary.run_dir : temp.path();
   if (chief) {
     check_run_directory(summary.run_dir, options.resume, options.overwrite);
     if (options.overwrite && !options.resume) remove_earlier_run(summary.run_dir);
     std::filesystem::create_directories(summary.run_dir);
   }
-  const std::string timeline_path = chief || options.timeline_path.empty()
-                                        ? options.timeline_path
-                                        : write_dir + "/timeline.json";
+  const std::string timeline_path =
+      chief || options.timeline_path.empty() ? options.timeline_path : write_dir + "/timeline.json";
   // The timeline is written after the last step: a path that cannot be written fails now.
   if (!timeline_path.empty()) Timeline::check_writable(timeline_path);
   const int64_t total = options.steps > 0 ? options.steps : e.train().steps();
@@ -199,8 +198,7 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
   auto checkpoint_now = [&] {
     set_phase(RunPhase::checkpoint);
     Timeline::Span span(tl, "checkpoint", "checkpoint", 0);
-    summary.checkpoint =
-        save(*trainer, iterator, write_dir, step, replicas, e.train().keep());
+    summary.checkpoint = save(*trainer, iterator, write_dir, step, replicas, e.train().keep());
     set_phase(RunPhase::step);
   };
 

@@ -21,9 +21,9 @@ std::unique_ptr<Strategy> make_experiment_strategy(caf::actor_system& system,
   if (s.kind() == "multi_worker_mirrored") {
     MultiWorkerOptions options;
     const auto& c = s.communication();
-    options.communication.implementation = parse_communication_implementation(
-        c.implementation().empty() ? "auto" : c.implementation(),
-        "strategy.communication.implementation");
+    options.communication.implementation =
+        parse_communication_implementation(c.implementation().empty() ? "auto" : c.implementation(),
+                                           "strategy.communication.implementation");
     options.communication.bytes_per_pack = c.bytes_per_pack();
     options.communication.timeout = std::chrono::milliseconds(c.timeout_ms());
     return std::make_unique<MultiWorkerMirroredStrategy>(system, std::move(workers), devices,

@@ -69,7 +69,8 @@ struct RawSocket {
 
 /// A CAF 0.17 BASP header (32 bytes: operation, 2 padding, flags, payload_len, operation_data,
 /// source_actor, dest_actor; network byte order) for `operation` claiming `payload_len` bytes.
-inline std::vector<uint8_t> basp_header(uint8_t operation, uint32_t payload_len, uint64_t dest_actor) {
+inline std::vector<uint8_t> basp_header(uint8_t operation, uint32_t payload_len,
+                                        uint64_t dest_actor) {
   std::vector<uint8_t> h(32, 0);
   h[0] = operation;
   for (int i = 0; i < 4; ++i) h[4 + size_t(i)] = uint8_t(payload_len >> (24 - 8 * i));

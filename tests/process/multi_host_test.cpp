@@ -94,7 +94,8 @@ TEST_F(TwoHosts, WorkersOnTwoAddressesTrainLikeOneProcess) {
                                  std::to_string(i), "--secret-file", secret, "--no-tls"}));
   for (int i = 0; i < 2; ++i) {
     auto code = servers[size_t(i)]->wait(std::chrono::seconds(120));
-    EXPECT_EQ(code, 0) << "worker " << i << ":\n" << servers[size_t(i)]->out() << servers[size_t(i)]->err();
+    EXPECT_EQ(code, 0) << "worker " << i << ":\n"
+                       << servers[size_t(i)]->out() << servers[size_t(i)]->err();
   }
   EXPECT_TRUE(contains(servers[0]->err(), "joining 2 worker(s) from " + subnet_ + "1:2222"))
       << servers[0]->err();

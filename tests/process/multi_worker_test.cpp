@@ -32,17 +32,17 @@ class MultiWorker : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // A small MLP experiment; `strategy` is the YAML of the strategy section.
-  std::string write_experiment(const std::string& name, const std::string& strategy,
-                               int steps = 12, int checkpoint_every = 0) {
+  std::string write_experiment(const std::string& name, const std::string& strategy, int steps = 12,
+                               int checkpoint_every = 0) {
     std::string path = (dir_ / (name + ".yaml")).string();
     std::ofstream(path) << "name: " << name << "\nseed: 7\nstrategy: " << strategy
                         << "\nmodel: {kind: mlp, input_dim: 16, hidden: [12], classes: 4}\n"
                         << "data: {kind: synthetic_classification, examples: 1024, "
                            "global_batch: 64, shuffle: true, auto_shard: data}\n"
                         << "optimizer: {kind: momentum, learning_rate: 0.05, momentum: 0.9}\n"
-                        << "train: {steps: " << steps << ", log_every: 4, checkpoint_every: "
-                        << checkpoint_every << ", checkpoint_dir: " << (dir_ / name).string()
-                        << "}\n";
+                        << "train: {steps: " << steps
+                        << ", log_every: 4, checkpoint_every: " << checkpoint_every
+                        << ", checkpoint_dir: " << (dir_ / name).string() << "}\n";
     return path;
   }
 
@@ -72,7 +72,8 @@ class MultiWorker : public ::testing::Test {
       if (t.dtype() != DType::float32) continue;
       double worst = 0;
       for (int64_t i = 0; i < t.num_elements(); ++i)
-        worst = std::max(worst, double(std::fabs(t.data<float>()[i] - it->second.data<float>()[i])));
+        worst =
+            std::max(worst, double(std::fabs(t.data<float>()[i] - it->second.data<float>()[i])));
       EXPECT_LE(worst, tolerance) << name;
     }
   }
@@ -158,8 +159,8 @@ TEST_F(MultiWorker, KilledWorkerIsNamedByTheOthersWithinTwoSecondsAndTheLauncher
   auto code = launch.wait(std::chrono::seconds(30));
   std::string err = launch.err();
   EXPECT_EQ(code, 1) << err;
-  EXPECT_TRUE(contains(err, "/job:worker/task:1 (pid " + std::to_string(pid) +
-                                ") was killed by signal 9 (SIGKILL)"))
+  EXPECT_TRUE(contains(
+      err, "/job:worker/task:1 (pid " + std::to_string(pid) + ") was killed by signal 9 (SIGKILL)"))
       << err;
   EXPECT_TRUE(contains(err, "troupe launch: failed:")) << err;
 }
@@ -202,8 +203,9 @@ TEST_F(MultiWorker, TheMultiWorkerExampleTrainsToTheDemosAccuracyWithLaunch) {
       {"launch", "-n", "2", example, "--dir", (dir_ / "example").string(), "--steps", "100"});
   ASSERT_EQ(run_to_end(launch, &out), 0) << out;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(\[worker:0\] finished at step 100: loss )"
-                                                   R"([0-9.]+, accuracy ([0-9.]+)%)")))
+  ASSERT_TRUE(std::regex_search(out, m,
+                                std::regex(R"(\[worker:0\] finished at step 100: loss )"
+                                           R"([0-9.]+, accuracy ([0-9.]+)%)")))
       << out;
   // The demo (mlp_mirrored, one process) reaches 100% on this synthetic set; over the last 50
   // steps of 100 the launched run must be there too.
@@ -216,8 +218,9 @@ TEST_F(MultiWorker, LaunchRefusesAStrategyThatRunsInOneProcessBeforeStartingAnyt
   TroupeProcess launch({"launch", "-n", "2", file});
   std::string out;
   EXPECT_EQ(run_to_end(launch, &out), 2) << out;
-  EXPECT_TRUE(contains(out, "strategy.kind is mirrored, which runs in one process; troupe launch "
-                            "needs kind multi_worker_mirrored"))
+  EXPECT_TRUE(contains(out,
+                       "strategy.kind is mirrored, which runs in one process; troupe launch "
+                       "needs kind multi_worker_mirrored"))
       << out;
 }
 
