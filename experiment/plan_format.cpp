@@ -65,6 +65,9 @@ std::string plan_to_table(const ExperimentPlan& plan) {
     std::snprintf(line, sizeof line, "  %-4d %s\n", r.id, r.device.c_str());
     out << line;
   }
+  if (plan.strategy == "multi_worker_mirrored")
+    out << "  (one worker's replicas, as `troupe run` runs them; under `troupe launch -n N` each of "
+           "the N workers runs these, and the global batch is split over all of them)\n";
   out << "\ninput workers (" << plan.distribute
       << "; per-replica batch sizes, steps produced ahead)\n";
   for (const auto& w : plan.input_workers) {
