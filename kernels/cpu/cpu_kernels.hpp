@@ -5,16 +5,18 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/cpu/simd_level.hpp"
 #include "kernels/kernel_args.hpp"
 #include "kernels/registry.hpp"
 
 namespace troupe::cpu {
 
-void register_elementwise(KernelRegistry& registry);
+/// relu and relu_grad (and bias_add below) in the build for `simd` (kernels/cpu/simd_level.hpp).
+void register_elementwise(KernelRegistry& registry, SimdLevel simd = detected_simd_level());
 void register_reductions(KernelRegistry& registry);
 /// float32 matmul on `float32_gemm` (unavailable when not compiled in), float64 on OpenBLAS.
 void register_matmul(KernelRegistry& registry, CpuGemm float32_gemm);
-void register_nn(KernelRegistry& registry);
+void register_nn(KernelRegistry& registry, SimdLevel simd = detected_simd_level());
 void register_rows(KernelRegistry& registry);
 void register_dense_optimizers(KernelRegistry& registry);
 void register_sparse_optimizers(KernelRegistry& registry);
