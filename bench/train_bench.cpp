@@ -37,16 +37,16 @@ const std::vector<int64_t> kWidths{kInput, kHidden, kClasses};
 
 double flops_per_example() { return mlp_gemm_flops_per_example(kWidths); }
 
-// The GEMMs one step executes at batch `rows` (mlp_step_gemms, with their transposes), best of
-// `reps` rounds, single-threaded (the CPU registry keeps every GEMM library on one thread).
-double measure_sgemm_gflops(const Ops& ops, int64_t rows, int reps) {
+// GFLOP/s of `gemms` run one after another (with their transposes), best of `reps` rounds,
+// single-threaded (the CPU registry keeps every GEMM library on one thread).
+double measure_gemms_gflops(const Ops& ops, const std::vector<GemmShape>& gemms, int reps) {
   struct Product {
     Tensor a, b, c;
     bool transpose_a, transpose_b;
   };
   std::vector<Product> products;
   double flops = 0;
-  for (const auto& g : mlp_step_gemms(kWidths, rows)) {
+  for (const auto& g : gemms) {
     Shape a = g.transpose_a ? Shape{g.inner, g.rows} : Shape{g.rows, g.inner};
     Shape b = g.transpose_b ? Shape{g.cols, g.inner} : Shape{g.inner, g.cols};
     products.push_back({Tensor::random_normal(a, 1), Tensor::random_normal(b, 2),
@@ -60,6 +60,11 @@ double measure_sgemm_gflops(const Ops& ops, int64_t rows, int reps) {
     best = std::max(best, flops / seconds_since(start) / 1e9);
   }
   return best;
+}
+
+// The GEMMs one step executes at batch `rows` (mlp_step_gemms).
+double measure_sgemm_gflops(const Ops& ops, int64_t rows, int reps) {
+  return measure_gemms_gflops(ops, mlp_step_gemms(kWidths, rows), reps);
 }
 
 // Single-thread rates of one GEMM library on the step's GEMMs at the batch of 1 replica (the
@@ -325,6 +330,19 @@ int run_train_bench(const std::vector<std::string>& args) {
               limit(2));
   std::printf("sgemm %s, 2 threads at once (measured) %9.3f GFLOP/s = %.2f x 1 thread\n",
               cpu_gemm_name(default_cpu_gemm()), parallel, parallel / best_half);
+  // Each GEMM of a 2-replica step on its own: where one library beats the other.
+  std::printf("per GEMM at batch %d, 1 thread (GFLOP/s):", int(kGlobalBatch / 2));
+  for (auto& g : gemms) std::printf(" %9s", cpu_gemm_name(g.gemm));
+  std::printf("\n");
+  for (const auto& shape : mlp_step_gemms(kWidths, kGlobalBatch / 2)) {
+    std::printf("  %4lld x %4lld x %4lld%-6s          ", (long long)shape.rows,
+                (long long)shape.inner, (long long)shape.cols,
+                shape.transpose_a   ? " (A^T)"
+                : shape.transpose_b ? " (B^T)"
+                                    : "");
+    for (auto& g : gemms) std::printf(" %9.1f", measure_gemms_gflops(Ops(g.registry), {shape}, 50));
+    std::printf("\n");
+  }
   std::printf("%-9s %-11s %10s %14s %16s\n", "replicas", "path", "steps/run", "examples/s",
               "ratio_to_limit");
   for (auto& r : results)
