@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(build-essential cmake ccache clang-format libcaf-dev protobuf-compiler libprotobuf-dev
           libboost-dev libboost-program-options-dev libgtest-dev libgmock-dev libopenblas-dev
-          libyaml-cpp-dev libssl-dev python3)
+          libyaml-cpp-dev libssl-dev python3
+          libdnnl-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

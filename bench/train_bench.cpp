@@ -2,8 +2,9 @@
 // replicas of MirroredStrategy, against a limit measured in the same run: the GEMM FLOPs the step
 // executes per example (train/gemm_flops: forward and weight gradients of both layers, the input
 // gradient of the second only) at the best single-thread sgemm rate measured on exactly those
-// GEMM shapes. The N-core limit is N x the single-thread limit; a ratio above 1 would mean a
-// wrong count.
+// GEMM shapes and transposes, at the batch each replica runs, over every GEMM library the build
+// has (OpenBLAS, oneDNN; both reported). The N-core limit is N x the single-thread limit; a
+// ratio above 1 would mean a wrong count.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "coordinator/mirrored_strategy.hpp"
 #include "coordinator/runtime.hpp"
 #include "core/data/synthetic.hpp"
+#include "kernels/cpu_gemm.hpp"
 #include "train/gemm_flops.hpp"
 #include "train/trainer.hpp"
 
@@ -36,28 +38,48 @@ const std::vector<int64_t> kWidths{kInput, kHidden, kClasses};
 
 double flops_per_example() { return mlp_gemm_flops_per_example(kWidths); }
 
-// The GEMMs one step executes at batch `rows` (mlp_step_gemms), best of `reps` rounds,
-// single-threaded BLAS (the CPU registry pins it to one thread).
-double measure_sgemm_gflops(const Ops& ops, int64_t rows, int reps) {
+// GFLOP/s of `gemms` run one after another (with their transposes), best of `reps` rounds,
+// single-threaded (the CPU registry keeps every GEMM library on one thread).
+double measure_gemms_gflops(const Ops& ops, const std::vector<GemmShape>& gemms, int reps) {
   struct Product {
     Tensor a, b, c;
+    bool transpose_a, transpose_b;
   };
   std::vector<Product> products;
   double flops = 0;
-  for (const auto& g : mlp_step_gemms(kWidths, rows)) {
-    products.push_back({Tensor::random_normal({g.rows, g.inner}, 1),
-                        Tensor::random_normal({g.inner, g.cols}, 2),
-                        Tensor(DType::float32, {g.rows, g.cols})});
+  for (const auto& g : gemms) {
+    Shape a = g.transpose_a ? Shape{g.inner, g.rows} : Shape{g.rows, g.inner};
+    Shape b = g.transpose_b ? Shape{g.cols, g.inner} : Shape{g.inner, g.cols};
+    products.push_back({Tensor::random_normal(a, 1), Tensor::random_normal(b, 2),
+                        Tensor(DType::float32, {g.rows, g.cols}), g.transpose_a, g.transpose_b});
     flops += g.flops();
   }
   double best = 0;
   for (int r = 0; r < reps; ++r) {
     auto start = std::chrono::steady_clock::now();
-    for (auto& p : products) ops.matmul(p.a, p.b, p.c);
+    for (auto& p : products) ops.matmul(p.a, p.b, p.c, p.transpose_a, p.transpose_b);
     best = std::max(best, flops / seconds_since(start) / 1e9);
   }
   return best;
 }
+
+// The GEMMs one step executes at batch `rows` (mlp_step_gemms).
+double measure_sgemm_gflops(const Ops& ops, int64_t rows, int reps) {
+  return measure_gemms_gflops(ops, mlp_step_gemms(kWidths, rows), reps);
+}
+
+// Single-thread rates of one GEMM library on the step's GEMMs at the batch of 1 replica (the
+// global batch) and of each of 2 replicas (half of it), best over the run's rounds.
+struct GemmRates {
+  CpuGemm gemm;
+  KernelRegistry registry;
+  double gflops_full = 0, gflops_half = 0;
+  void measure(int reps) {
+    Ops ops(registry);
+    gflops_full = std::max(gflops_full, measure_sgemm_gflops(ops, kGlobalBatch, reps));
+    gflops_half = std::max(gflops_half, measure_sgemm_gflops(ops, kGlobalBatch / 2, reps));
+  }
+};
 
 struct Batches {
   std::vector<Tensor> features, labels;
@@ -238,6 +260,8 @@ int run_train_bench(const std::vector<std::string>& args) {
 
   auto kernels = default_kernels();
   Ops ops(*kernels);
+  std::vector<GemmRates> gemms;
+  for (CpuGemm g : available_cpu_gemms()) gemms.push_back({g, make_cpu_registry(g)});
   const Batches data = make_batches(8);
   Runtime runtime;
   std::vector<std::unique_ptr<TrainingRun>> runs;
@@ -254,51 +278,96 @@ int run_train_bench(const std::vector<std::string>& args) {
     add(2, ApplyPath::automatic, 1);
   }
   for (auto& r : runs) r->run(warmup);
-  // Best of `rounds` interleaved rounds: the machine is shared, so the best round is the one
-  // least disturbed by others (the limit below is a best-of too).
+  for (auto& g : gemms) g.measure(1);  // warm-up: oneDNN generates its kernels on first use
+  // Best of `rounds` interleaved rounds, GEMM rates included: the machine is shared, so the best
+  // round is the one least disturbed by others, for the training and its limit alike.
   std::vector<double> best(runs.size(), 0.0);
-  for (int round = 0; round < rounds; ++round)
+  double parallel = 0;  // what 2 threads of the training's library get at once: context only
+  for (int round = 0; round < rounds; ++round) {
     for (size_t i = 0; i < runs.size(); ++i) best[i] = std::max(best[i], runs[i]->run(steps));
-  double sgemm = std::max(measure_sgemm_gflops(ops, kGlobalBatch, 5),
-                          measure_sgemm_gflops(ops, kGlobalBatch / 2, 5));
-  const double limit = sgemm * 1e9 / flops_per_example();
+    for (auto& g : gemms) g.measure(3);
+    parallel = std::max(parallel, measure_parallel_sgemm_gflops(ops, 2));
+  }
+  // The best library at each replica's batch: the limit no library choice could beat.
+  double best_full = 0, best_half = 0;
+  for (auto& g : gemms) {
+    best_full = std::max(best_full, g.gflops_full);
+    best_half = std::max(best_half, g.gflops_half);
+  }
+  // examples/s limit of `replicas` cores, each running its share of the global batch.
+  auto limit = [&](int replicas) {
+    return replicas * (replicas == 1 ? best_full : best_half) * 1e9 / flops_per_example();
+  };
   std::vector<TrainResult> results;
   for (size_t i = 0; i < runs.size(); ++i)
     results.push_back({runs[i]->replicas(), runs[i]->path(), runs[i]->per_execution(), best[i]});
   if (json) {
     std::printf(
         "{\"limits\":{\"name\":\"executed GEMM FLOPs per example at the best single-thread "
-        "sgemm rate on the step's GEMM shapes\",\"gemm_flops_per_example\":%.0f,"
-        "\"sgemm_gflops\":%.3f,\"examples_per_s_limit\":%.1f},\"results\":[",
-        flops_per_example(), sgemm, limit);
+        "sgemm rate on the step's GEMM shapes at each replica's batch, over every GEMM library; "
+        "N cores = N x 1\",\"gemm_flops_per_example\":%.0f,\"sgemm_gflops\":%.3f,"
+        "\"examples_per_s_limit\":%.1f,\"training_gemm\":\"%s\",\"onednn_isa\":\"%s\","
+        "\"sgemm_gflops_2_threads_at_once\":%.3f,\"gemms\":[",
+        flops_per_example(), std::max(best_full, best_half), limit(1),
+        cpu_gemm_name(default_cpu_gemm()), onednn_cpu_isa().c_str(), parallel);
+    for (size_t i = 0; i < gemms.size(); ++i)
+      std::printf(
+          "%s{\"library\":\"%s\",\"sgemm_gflops_batch_%d\":%.3f,"
+          "\"sgemm_gflops_batch_%d\":%.3f}",
+          i ? "," : "", cpu_gemm_name(gemms[i].gemm), int(kGlobalBatch), gemms[i].gflops_full,
+          int(kGlobalBatch / 2), gemms[i].gflops_half);
+    std::printf("]},\"results\":[");
     for (size_t i = 0; i < 2; ++i)  // troupe run's defaults
       std::printf(
           "%s{\"replicas\":%d,\"steps_per_execution\":%d,\"examples_per_s\":%.1f,"
-          "\"ratio_to_limit\":%.3f}",
+          "\"examples_per_s_limit\":%.1f,\"ratio_to_limit\":%.3f}",
           i ? "," : "", results[i].replicas, results[i].per_execution, results[i].examples_per_s,
-          results[i].examples_per_s / (limit * results[i].replicas));
+          limit(results[i].replicas), results[i].examples_per_s / limit(results[i].replicas));
     std::printf("]}\n");
     return 0;
   }
   std::printf("GEMM FLOPs executed per example      %9.0f (train/gemm_flops)\n",
               flops_per_example());
-  std::printf("sgemm, single thread, step shapes   %9.3f GFLOP/s\n", sgemm);
-  std::printf("limit, 1 core                       %9.1f examples/s\n", limit);
-  std::printf("limit, 2 cores (2 x 1 core)         %9.1f examples/s\n", 2 * limit);
-  const double parallel = measure_parallel_sgemm_gflops(ops, 2);
-  std::printf("sgemm, 2 threads at once (measured) %9.3f GFLOP/s = %.2f x 1 thread\n", parallel,
-              parallel / sgemm);
+  std::printf("training runs float32 GEMM on %s (oneDNN ISA: %s)\n",
+              cpu_gemm_name(default_cpu_gemm()), onednn_cpu_isa().c_str());
+  for (auto& g : gemms)
+    std::printf("sgemm %-8s 1 thread, step GEMMs  %9.3f GFLOP/s at batch %d, %.3f at %d\n",
+                cpu_gemm_name(g.gemm), g.gflops_full, int(kGlobalBatch), g.gflops_half,
+                int(kGlobalBatch / 2));
+  std::printf("limit, 1 core  (best at batch %3d)   %9.1f examples/s\n", int(kGlobalBatch),
+              limit(1));
+  std::printf("limit, 2 cores (2 x best at %3d)     %9.1f examples/s\n", int(kGlobalBatch / 2),
+              limit(2));
+  std::printf("sgemm %s, 2 threads at once (measured) %9.3f GFLOP/s = %.2f x 1 thread\n",
+              cpu_gemm_name(default_cpu_gemm()), parallel, parallel / best_half);
+  // Each GEMM of a 2-replica step on its own: where one library beats the other.
+  std::printf("per GEMM at batch %d, 1 thread (GFLOP/s):", int(kGlobalBatch / 2));
+  for (auto& g : gemms) std::printf(" %9s", cpu_gemm_name(g.gemm));
+  std::printf("\n");
+  for (const auto& shape : mlp_step_gemms(kWidths, kGlobalBatch / 2)) {
+    std::printf("  %4lld x %4lld x %4lld%-6s          ", (long long)shape.rows,
+                (long long)shape.inner, (long long)shape.cols,
+                shape.transpose_a   ? " (A^T)"
+                : shape.transpose_b ? " (B^T)"
+                                    : "");
+    for (auto& g : gemms) std::printf(" %9.1f", measure_gemms_gflops(Ops(g.registry), {shape}, 50));
+    std::printf("\n");
+  }
   std::printf("%-9s %-11s %10s %14s %16s\n", "replicas", "path", "steps/run", "examples/s",
               "ratio_to_limit");
   for (auto& r : results)
     std::printf("%-9d %-11s %10d %14.1f %16.3f\n", r.replicas, path_name(r.path), r.per_execution,
-                r.examples_per_s, r.examples_per_s / (limit * r.replicas));
-  for (int threads : {1, 2}) {
-    double bare = 0;
-    for (int round = 0; round < rounds; ++round)
-      bare = std::max(bare, measure_unsynchronised(ops, threads, data, steps));
-    std::printf("unsynchronised threads, %d          %9.1f examples/s (the runtime's ceiling)\n",
-                threads, bare);
+                r.examples_per_s, r.examples_per_s / limit(r.replicas));
+  // The unsynchronised ceiling with each GEMM library: the compute-only effect of the choice.
+  for (auto& g : gemms) {
+    Ops gemm_ops(g.registry);
+    for (int threads : {1, 2}) {
+      double bare = 0;
+      for (int round = 0; round < rounds; ++round)
+        bare = std::max(bare, measure_unsynchronised(gemm_ops, threads, data, steps));
+      std::printf("unsynchronised threads, %d, %-8s %9.1f examples/s (the runtime's ceiling)\n",
+                  threads, cpu_gemm_name(g.gemm), bare);
+    }
   }
   std::printf("speed-up 2 vs 1 replica (troupe run's defaults, %d steps/run): %.2fx\n",
               per_execution, results[1].examples_per_s / results[0].examples_per_s);

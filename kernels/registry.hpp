@@ -16,6 +16,7 @@
 #include "core/buffer.hpp"
 #include "core/dtype.hpp"
 #include "core/status.hpp"
+#include "kernels/cpu_gemm.hpp"
 
 namespace troupe {
 
@@ -92,6 +93,10 @@ class KernelRegistry {
 
 /// A registry holding every CPU kernel. Also pins OpenBLAS to one thread: each replica runs on
 /// its own core and calls GEMM itself, so BLAS threads would only oversubscribe the machine.
+/// float32 matmul runs on default_cpu_gemm() (kernels/cpu_gemm.hpp).
 KernelRegistry make_cpu_registry();
+
+/// The same with float32 matmul on `gemm`; throws unavailable when this build lacks it.
+KernelRegistry make_cpu_registry(CpuGemm gemm);
 
 }  // namespace troupe

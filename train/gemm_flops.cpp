@@ -13,8 +13,8 @@ std::vector<GemmShape> mlp_step_gemms(const std::vector<int64_t>& widths, int64_
   for (size_t l = 0; l < layers; ++l)  // forward: x[rows, in] * w[in, out]
     gemms.push_back({rows, widths[l], widths[l + 1]});
   for (size_t l = layers; l-- > 0;) {
-    gemms.push_back({widths[l], rows, widths[l + 1]});             // weight gradient: x^T * dz
-    if (l > 0) gemms.push_back({rows, widths[l + 1], widths[l]});  // input gradient: dz * w^T
+    gemms.push_back({widths[l], rows, widths[l + 1], true, false});  // weight gradient: x^T * dz
+    if (l > 0) gemms.push_back({rows, widths[l + 1], widths[l], false, true});  // dz * w^T
   }
   return gemms;
 }

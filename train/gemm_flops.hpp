@@ -9,9 +9,11 @@
 
 namespace troupe {
 
-/// One GEMM of a training step: rows x inner x cols (2 * rows * inner * cols FLOPs).
+/// One GEMM of a training step: rows x inner x cols (2 * rows * inner * cols FLOPs), with the
+/// operand transposes dense_models passes to matmul (they change which kernel a library runs).
 struct GemmShape {
   int64_t rows = 0, inner = 0, cols = 0;
+  bool transpose_a = false, transpose_b = false;
   double flops() const { return 2.0 * double(rows) * double(inner) * double(cols); }
 };
 

@@ -2,22 +2,33 @@
 // Internal to kernels/: registration entry points of the CPU kernel files, and the small helpers
 // they share. Callers use make_cpu_registry() (kernels/registry.hpp) instead.
 
+#include <string>
 #include <string_view>
 
+#include "kernels/cpu/simd_level.hpp"
 #include "kernels/kernel_args.hpp"
 #include "kernels/registry.hpp"
 
 namespace troupe::cpu {
 
-void register_elementwise(KernelRegistry& registry);
+/// relu and relu_grad (and bias_add below) in the build for `simd` (kernels/cpu/simd_level.hpp).
+void register_elementwise(KernelRegistry& registry, SimdLevel simd = detected_simd_level());
 void register_reductions(KernelRegistry& registry);
-void register_matmul(KernelRegistry& registry);
-void register_nn(KernelRegistry& registry);
+/// float32 matmul on `float32_gemm` (unavailable when not compiled in), float64 on OpenBLAS.
+void register_matmul(KernelRegistry& registry, CpuGemm float32_gemm);
+void register_nn(KernelRegistry& registry, SimdLevel simd = detected_simd_level());
 void register_rows(KernelRegistry& registry);
 void register_dense_optimizers(KernelRegistry& registry);
 void register_sparse_optimizers(KernelRegistry& registry);
 /// Pins OpenBLAS to one thread: replicas already run one per core.
 void use_single_threaded_blas();
+
+/// c = alpha * op(a) @ op(b) + beta * c through dnnl_sgemm on the calling thread only, with the
+/// given leading dimensions; throws internal when oneDNN refuses (the message names its status)
+/// and unavailable when the build has no oneDNN.
+void onednn_sgemm(const MatmulArgs& x, int64_t lda, int64_t ldb, int64_t ldc);
+/// oneDNN's name for the instruction set it dispatches to on this CPU; "none" without oneDNN.
+std::string onednn_isa_name();
 
 /// Registers the float32 and float64 instantiations of one kernel.
 template <class Args>

@@ -1,8 +1,10 @@
-// Matrix multiply through OpenBLAS (cblas_?gemm), row-major.
+// Matrix multiply, row-major: float32 through the chosen CPU GEMM library (OpenBLAS's
+// cblas_sgemm or oneDNN's dnnl_sgemm), float64 through OpenBLAS (oneDNN has no dgemm).
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <string>
 
 #include "kernels/cpu/cpu_kernels.hpp"
 
@@ -10,7 +12,9 @@ namespace troupe::cpu {
 namespace {
 
 // BLAS rejects leading dimensions below 1 even when a dimension is 0.
-int ld(int64_t columns) { return int(std::max<int64_t>(1, columns)); }
+int64_t ld(int64_t columns) { return std::max<int64_t>(1, columns); }
+int64_t lda(const MatmulArgs& x) { return ld(x.transpose_a ? x.m : x.k); }
+int64_t ldb(const MatmulArgs& x) { return ld(x.transpose_b ? x.k : x.n); }
 
 // k == 0 means an empty inner sum: c = beta * c (BLAS leaves this case to the caller's taste).
 template <class T>
@@ -23,28 +27,39 @@ bool handle_empty(const MatmulArgs& x) {
   return true;
 }
 
-void matmul_f32(const MatmulArgs& x) {
+void openblas_matmul_f32(const MatmulArgs& x) {
   if (handle_empty<float>(x)) return;
   cblas_sgemm(CblasRowMajor, x.transpose_a ? CblasTrans : CblasNoTrans,
               x.transpose_b ? CblasTrans : CblasNoTrans, int(x.m), int(x.n), int(x.k),
-              float(x.alpha), static_cast<const float*>(x.a), ld(x.transpose_a ? x.m : x.k),
-              static_cast<const float*>(x.b), ld(x.transpose_b ? x.k : x.n), float(x.beta),
-              static_cast<float*>(x.c), ld(x.n));
+              float(x.alpha), static_cast<const float*>(x.a), int(lda(x)),
+              static_cast<const float*>(x.b), int(ldb(x)), float(x.beta), static_cast<float*>(x.c),
+              int(ld(x.n)));
 }
 
-void matmul_f64(const MatmulArgs& x) {
+void openblas_matmul_f64(const MatmulArgs& x) {
   if (handle_empty<double>(x)) return;
   cblas_dgemm(CblasRowMajor, x.transpose_a ? CblasTrans : CblasNoTrans,
               x.transpose_b ? CblasTrans : CblasNoTrans, int(x.m), int(x.n), int(x.k), x.alpha,
-              static_cast<const double*>(x.a), ld(x.transpose_a ? x.m : x.k),
-              static_cast<const double*>(x.b), ld(x.transpose_b ? x.k : x.n), x.beta,
-              static_cast<double*>(x.c), ld(x.n));
+              static_cast<const double*>(x.a), int(lda(x)), static_cast<const double*>(x.b),
+              int(ldb(x)), x.beta, static_cast<double*>(x.c), int(ld(x.n)));
+}
+
+void onednn_matmul_f32(const MatmulArgs& x) {
+  if (handle_empty<float>(x)) return;
+  onednn_sgemm(x, lda(x), ldb(x), ld(x.n));
 }
 
 }  // namespace
 
-void register_matmul(KernelRegistry& r) {
-  add_float_kernels<MatmulArgs>(r, "matmul", matmul_f32, matmul_f64);
+void register_matmul(KernelRegistry& r, CpuGemm float32_gemm) {
+  const auto available = available_cpu_gemms();
+  if (std::find(available.begin(), available.end(), float32_gemm) == available.end())
+    throw unavailable(std::string("matmul: float32 GEMM '") + cpu_gemm_name(float32_gemm) +
+                      "' is not in this build (oneDNN comes from Debian's libdnnl-dev); "
+                      "available: openblas");
+  add_float_kernels<MatmulArgs>(
+      r, "matmul", float32_gemm == CpuGemm::onednn ? onednn_matmul_f32 : openblas_matmul_f32,
+      openblas_matmul_f64);
 }
 
 /// Pins OpenBLAS to one thread (see make_cpu_registry).

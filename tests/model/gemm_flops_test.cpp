@@ -108,7 +108,17 @@ TEST(GemmFlops, MatchesTheMatmulsTheMlpExecutes) {
   auto mlp = make_mlp(c);
   EXPECT_EQ(executed_flops_per_example(*mlp, 784, 10, 8),
             mlp_gemm_flops_per_example({784, 256, 10}));
-  EXPECT_EQ(recorded.size(), mlp_step_gemms({784, 256, 10}, 8).size());
+  // Same shapes and transposes, in the same order: the bench times exactly these products.
+  const auto counted = mlp_step_gemms({784, 256, 10}, 8);
+  ASSERT_EQ(recorded.size(), counted.size());
+  for (size_t i = 0; i < counted.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(recorded[i].m, counted[i].rows);
+    EXPECT_EQ(recorded[i].k, counted[i].inner);
+    EXPECT_EQ(recorded[i].n, counted[i].cols);
+    EXPECT_EQ(recorded[i].transpose_a, counted[i].transpose_a);
+    EXPECT_EQ(recorded[i].transpose_b, counted[i].transpose_b);
+  }
 
   c.input_dim = 4;
   c.hidden = {5, 3};

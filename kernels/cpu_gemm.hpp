@@ -1,0 +1,27 @@
+#pragma once
+// The libraries that can run float32 matmul on the CPU. OpenBLAS is always linked (it also runs
+// float64, which oneDNN lacks); oneDNN is compiled in when the build finds Debian's libdnnl-dev.
+// Both run one thread per call: replicas already run one per core. Which one a default registry
+// uses was decided by measurement (docs/kernels.md); `troupe bench train` measures both.
+
+#include <string>
+#include <vector>
+
+namespace troupe {
+
+enum class CpuGemm { openblas, onednn };
+
+/// "openblas" or "onednn".
+const char* cpu_gemm_name(CpuGemm gemm);
+
+/// The float32 GEMM libraries this build can run: openblas, then onednn when compiled in.
+std::vector<CpuGemm> available_cpu_gemms();
+
+/// The one make_cpu_registry() runs float32 matmul with: onednn when compiled in.
+CpuGemm default_cpu_gemm();
+
+/// The instruction set oneDNN dispatches to on this CPU (e.g. "avx512_core_bf16", "avx2"), or
+/// "none" when oneDNN is not compiled in.
+std::string onednn_cpu_isa();
+
+}  // namespace troupe
