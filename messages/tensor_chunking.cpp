@@ -66,12 +66,11 @@ bool ChunkAssembler::add(const tensor_chunk_msg& chunk) {
                            std::to_string(expected_) + " chunks");
   if (chunk.values.dtype() != dtype_ || chunk.shape != shape_)
     throw invalid_argument("chunk " + std::to_string(chunk.index) + " has " +
-                           chunk.values.description() + " of shape " +
-                           describe_dims(chunk.shape) + ", transfer is " +
-                           std::string(dtype_name(dtype_)) + " " + describe_dims(shape_));
+                           chunk.values.description() + " of shape " + describe_dims(chunk.shape) +
+                           ", transfer is " + std::string(dtype_name(dtype_)) + " " +
+                           describe_dims(shape_));
   int64_t n = chunk.values.num_elements();
-  if (chunk.element_offset < 0 || n > total_elements_ ||
-      chunk.element_offset > total_elements_ - n)
+  if (chunk.element_offset < 0 || n > total_elements_ || chunk.element_offset > total_elements_ - n)
     throw invalid_argument("chunk " + std::to_string(chunk.index) + " range [" +
                            std::to_string(chunk.element_offset) + ", +" + std::to_string(n) +
                            ") lies outside " + std::to_string(total_elements_) + " elements");

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/tensor.hpp"
 #include <map>
 #include <set>
 #include <utility>
+#include "core/tensor.hpp"
 
 #include "messages/tensor_msg.hpp"
 
@@ -45,8 +45,8 @@ class ChunkAssembler {
   DType dtype_ = DType::float32;
   std::vector<int64_t> shape_;
   int64_t total_elements_ = 0;
-  std::set<uint32_t> seen_;                                  // indices received (not a count-long
-                                                            // bitmap: the count is the peer's)
+  std::set<uint32_t> seen_;                                // indices received (not a count-long
+                                                           // bitmap: the count is the peer's)
   std::map<int64_t, std::pair<uint32_t, Tensor>> pieces_;  // element offset -> (index, values)
   bool assembled_ = false;
   Tensor result_;

@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const DType kTypes[] = {DType::float32, DType::float64, DType::int32, DType::int64};
   CsvOptions options;
   size_t columns = 1 + (knobs & 3);
-  for (size_t c = 0; c < columns; ++c) options.column_types.push_back(kTypes[(knobs >> (2 + c)) & 3]);
+  for (size_t c = 0; c < columns; ++c)
+    options.column_types.push_back(kTypes[(knobs >> (2 + c)) & 3]);
   options.header = knobs & 0x40;
   options.delimiter = (knobs & 0x80) ? ';' : ',';
   std::string path = fuzz::write_scratch_file("input.csv", fuzz::as_text(data + 1, size - 1));

@@ -29,11 +29,10 @@ struct Node {
   caf::actor_system_config config;
   caf::actor_system system{configured(config)};
   // An argument, because CAF 0.17 binds a null std::tuple<> reference for argument-less lambdas.
-  caf::actor service = system.spawn(
-      [](caf::event_based_actor*, int offset) -> caf::behavior {
-        return {[=](int x) { return x + offset; }};
-      },
-      0);
+  caf::actor service =
+      system.spawn([](caf::event_based_actor*,
+                      int offset) -> caf::behavior { return {[=](int x) { return x + offset; }}; },
+                   0);
   caf::actor gatekeeper = spawn_gatekeeper(system, "fuzz-handshake-secret", service);
 };
 

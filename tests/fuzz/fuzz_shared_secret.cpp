@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::require(!secret.empty(), "a loaded secret is not empty");
     fuzz::require(secret.back() != '\n' && secret.back() != '\r', "trailing newlines are dropped");
   } catch (const Error& e) {
-    fuzz::require(std::string(e.what()).find(path) != std::string::npos, "the error names the file");
+    fuzz::require(std::string(e.what()).find(path) != std::string::npos,
+                  "the error names the file");
   }
   return 0;
 }

@@ -29,8 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case FeatureKind::bytes_list:
           fuzz::require(feature.bytes().size() == n, "bytes() yields size() values");
           break;
-        case FeatureKind::none:
-          break;
+        case FeatureKind::none: break;
       }
     });
   } catch (const Error&) {

@@ -63,8 +63,8 @@ void tfrecord_and_example_seeds() {
 void csv_seeds() {
   // Byte 0: columns-1 in bits 0-1, a dtype per column in bits 2.., header 0x40, ';' 0x80.
   seed("csv", "floats", std::string(1, char(0x01 | 0x00)) + "1.5,2\n-3,4e2\n");
-  seed("csv", "header-ints", std::string(1, char(0x02 | (2 << 2) | (3 << 4) | 0x40)) +
-                                 "a,b,c\n1,2,3\r\n\n-4,5,6\n");
+  seed("csv", "header-ints",
+       std::string(1, char(0x02 | (2 << 2) | (3 << 4) | 0x40)) + "a,b,c\n1,2,3\r\n\n-4,5,6\n");
   seed("csv", "semicolon", std::string(1, char(0x01 | (1 << 2) | 0x80)) + "0.25;7\n1;");
   seed("csv", "bad-cell", std::string(1, char(0x00 | (2 << 2))) + "12\nx\n99999999999\n");
 }
@@ -76,10 +76,13 @@ void json_seeds() {
   seed("tf_config", "worker",
        R"({"cluster": {"chief": ["c:2222"], "worker": ["w0:2222", "w1:2222"], "ps": ["p:2222"]},)"
        R"( "task": {"type": "worker", "index": 1}, "environment": "cloud", "rpc_layer": "grpc"})");
-  seed("tf_config", "sparse-evaluator",
-       R"({"cluster": {"worker": {"0": "[::1]:5000", "3": "h:1"}}, "task": {"type": "evaluator", "index": 0}})");
-  seed("tf_config", "out-of-range", R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 3}})");
-  seed("tf_config", "cluster-file", R"({"worker": ["127.0.0.1:2222", "localhost:2223"], "chief": ["h:1"]})");
+  seed(
+      "tf_config", "sparse-evaluator",
+      R"({"cluster": {"worker": {"0": "[::1]:5000", "3": "h:1"}}, "task": {"type": "evaluator", "index": 0}})");
+  seed("tf_config", "out-of-range",
+       R"({"cluster": {"worker": ["w:1"]}, "task": {"type": "worker", "index": 3}})");
+  seed("tf_config", "cluster-file",
+       R"({"worker": ["127.0.0.1:2222", "localhost:2223"], "chief": ["h:1"]})");
 }
 
 void iterator_state_seeds() {

@@ -33,7 +33,8 @@ std::string read_file(const std::string& path) {
 
 std::vector<Tensor> tensors() {
   return {Tensor::from_vector<float>(Shape(std::vector<int64_t>{2, 3}), {1, 2, 3, 4, 5, 6}),
-          Tensor::from_scalar<int64_t>(-42), Tensor::from_vector<int32_t>(Shape(std::vector<int64_t>{3}), {7, 8, 9}),
+          Tensor::from_scalar<int64_t>(-42),
+          Tensor::from_vector<int32_t>(Shape(std::vector<int64_t>{3}), {7, 8, 9}),
           Tensor::zeros(DType::float64, Shape(std::vector<int64_t>{0, 4}))};
 }
 
