@@ -20,6 +20,7 @@ run_one() {  # <build> <seconds> <decoder>
   local work="$build/fuzz-corpus/$d" artifacts="$build/fuzz-artifacts/$d" log="$build/fuzz-logs/$d.log"
   mkdir -p "$work" "$artifacts" "$build/fuzz-logs" "$here/regressions/$d"
   local rc=0
+  touch "$log.start"
   nice -n "${FUZZ_NICE:-19}" "$build/bin/fuzz_$d" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" ${FUZZ_FLAGS:-} \
     "$work" "$here/corpus/$d" "$here/regressions/$d" >"$log" 2>&1 || rc=$?
@@ -28,10 +29,13 @@ run_one() {  # <build> <seconds> <decoder>
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' ||
     grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#' || echo "?")
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+(/[0-9]+[a-zA-Z]*)?' "$log" | tail -1 || true)
-  if [ $rc -eq 0 ]; then
+  # Fork mode with -ignore_crashes/-ignore_ooms exits 0 after findings: count the artifacts.
+  local found
+  found=$(find "$artifacts" -type f -newer "$log.start" | wc -l)
+  if [ $rc -eq 0 ] && [ "$found" -eq 0 ]; then
     echo "fuzz_$d: ${seconds}s, $execs executions, $cov, no findings"
   else
-    echo "fuzz_$d: FINDING (exit $rc) after $execs executions; see $log and $artifacts/"
+    echo "fuzz_$d: FINDINGS (exit $rc, $found new artifacts) after $execs executions; see $log and $artifacts/"
     return 1
   fi
 }
