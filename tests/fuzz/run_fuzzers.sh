@@ -52,10 +52,10 @@ case "$mode" in
     for d in "$@"; do
       next="$build/fuzz-merged/$d"
       rm -rf "$next" && mkdir -p "$next" "$build/fuzz-corpus/$d"
-      "$build/bin/fuzz_$d" -merge=1 -timeout=10 -rss_limit_mb=2048 "$next" "$here/corpus/$d" \
+      nice -n "${FUZZ_NICE:-19}" "$build/bin/fuzz_$d" -merge=1 -timeout=10 -rss_limit_mb=2048 "$next" "$here/corpus/$d" \
         "$build/fuzz-corpus/$d" >"$build/fuzz-logs/$d.merge.log" 2>&1
       rm -rf "$here/corpus/$d" && cp -r "$next" "$here/corpus/$d"
-      echo "fuzz_$d: corpus $(ls "$here/corpus/$d" | wc -l) files, $(du -sk "$here/corpus/$d" | cut -f1) KiB"
+      echo "fuzz_$d: corpus $(ls "$here/corpus/$d" | wc -l) files, $(du -s --apparent-size -B1 "$here/corpus/$d" | cut -f1) bytes"
     done
     ;;
   *)
