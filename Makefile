@@ -9,7 +9,8 @@ CTEST_ARGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all deps configure build demo test sanitize tsan format format-check clean
+.PHONY: all deps configure build demo test sanitize tsan format format-check clean fuzz fuzz-build \
+        fuzz-merge
 
 all: build
 
@@ -59,4 +60,23 @@ format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz
+
+# libFuzzer (clang from Debian) on every decoder of outside bytes (tests/fuzz/README.md): builds
+# only the fuzz targets and the libraries they use in build-fuzz, then runs each for
+# FUZZ_SECONDS on its corpus, FUZZ_PARALLEL at a time, at nice 19. FUZZ_TARGETS picks some.
+# `make fuzz-merge` then minimises tests/fuzz/corpus/ with what the runs found.
+FUZZ_SECONDS  ?= 600
+FUZZ_PARALLEL ?= 1
+FUZZ_TARGETS  ?= $(patsubst tests/fuzz/fuzz_%.cpp,%,$(wildcard tests/fuzz/fuzz_*.cpp))
+fuzz-build:
+	@bash .ci/install-deps.sh clang libclang-rt-14-dev
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DTROUPE_FUZZ=ON -DTROUPE_ENABLE_CUDA=OFF $(CMAKE_ARGS)
+	cmake --build build-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+
+fuzz: fuzz-build
+	tests/fuzz/run_fuzzers.sh run build-fuzz $(FUZZ_SECONDS) $(FUZZ_PARALLEL) $(FUZZ_TARGETS)
+
+fuzz-merge: fuzz-build
+	tests/fuzz/run_fuzzers.sh merge build-fuzz $(FUZZ_TARGETS)

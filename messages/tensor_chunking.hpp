@@ -6,7 +6,11 @@
 #include <cstdint>
 #include <vector>
 
+#include <map>
+#include <set>
+#include <utility>
 #include "core/tensor.hpp"
+
 #include "messages/tensor_msg.hpp"
 
 namespace troupe {
@@ -19,22 +23,32 @@ constexpr size_t kDefaultChunkBytes = size_t(16) << 20;
 std::vector<tensor_chunk_msg> split_into_chunks(const Tensor& t, uint64_t transfer_id,
                                                 size_t max_chunk_bytes = kDefaultChunkBytes);
 
-/// Collects the chunks of one transfer, in any order, into a fresh tensor.
+/// Collects the chunks of one transfer, in any order, into a fresh tensor. The chunks are kept
+/// (shared handles, no copy) and the tensor is allocated only once all of them have arrived and
+/// tile it exactly: the shape a peer declares never allocates more than the peer has sent.
 class ChunkAssembler {
  public:
   /// Adds one chunk; throws invalid_argument naming what disagrees with earlier chunks (transfer
-  /// id, dtype, shape, count, range). Returns true once every chunk has arrived.
+  /// id, dtype, shape, count, range, a gap or overlap). Returns true once every chunk has arrived.
   bool add(const tensor_chunk_msg& chunk);
-  /// True when all chunks have arrived.
-  bool complete() const { return received_ == expected_ && expected_ > 0; }
+  /// True when all chunks have arrived and tile the tensor.
+  bool complete() const { return assembled_; }
   /// The assembled tensor; throws failed_precondition before complete().
   Tensor take();
 
  private:
+  void assemble();
+
   uint64_t transfer_id_ = 0;
   uint32_t expected_ = 0;
   uint32_t received_ = 0;
-  std::vector<bool> seen_;
+  DType dtype_ = DType::float32;
+  std::vector<int64_t> shape_;
+  int64_t total_elements_ = 0;
+  std::set<uint32_t> seen_;                                // indices received (not a count-long
+                                                           // bitmap: the count is the peer's)
+  std::map<int64_t, std::pair<uint32_t, Tensor>> pieces_;  // element offset -> (index, values)
+  bool assembled_ = false;
   Tensor result_;
 };
 

@@ -168,6 +168,7 @@ void FeatureView::copy_floats(float* out) const {
       [&](std::string_view packed) {
         if (packed.size() % 4)
           throw malformed("packed float list of " + std::to_string(packed.size()) + " bytes");
+        if (packed.empty()) return;  // out may be null for an empty list; memcpy forbids that
         std::memcpy(out, packed.data(), packed.size());
         out += packed.size() / 4;
       },

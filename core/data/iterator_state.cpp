@@ -1,6 +1,7 @@
 #include "core/data/iterator_state.hpp"
 
 #include <cstring>
+#include <limits>
 
 #include "core/crc32c.hpp"
 
@@ -59,11 +60,21 @@ Tensor StateReader::tensor() {
   uint64_t rank = u64();
   if (rank > kMaxRank) throw corrupt("invalid tensor rank " + std::to_string(rank));
   std::vector<int64_t> dims(rank);
-  for (auto& d : dims) {
-    d = i64();
+  int64_t elements = 1;  // what Shape::num_elements() will compute, refused before it overflows
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = dims[i] = i64();
     if (d < 0 || d > int64_t(bytes_.size()))
       throw corrupt("invalid dimension " + std::to_string(d));
+    if (d != 0 && elements > std::numeric_limits<int64_t>::max() / d)
+      throw corrupt("tensor shape overflows int64 at dimension " + std::to_string(i));
+    elements *= d;
   }
+  // The tensor's bytes follow: a shape needing more than is left is corrupt, not an allocation.
+  uint64_t left = bytes_.size() - pos_;
+  if (uint64_t(elements) > left / dtype_size(static_cast<DType>(raw)))
+    throw corrupt("tensor of " + std::to_string(elements) + " " +
+                  std::string(dtype_name(static_cast<DType>(raw))) +
+                  " elements needs more than the " + std::to_string(left) + " bytes left");
   Tensor t(static_cast<DType>(raw), Shape{dims});
   auto bytes = take(t.byte_size());
   if (!bytes.empty()) std::memcpy(t.raw_data(), bytes.data(), bytes.size());

@@ -1,5 +1,7 @@
 #include "core/data/tfrecord.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -20,6 +22,9 @@ uint64_t get_le(const char* p, int bytes) {
 
 // A record longer than this is treated as corruption rather than allocated.
 constexpr uint64_t kMaxRecordBytes = uint64_t(1) << 34;
+// Above this a regular file is asked whether it holds the record before the buffer grows to it,
+// so a corrupt length with a matching CRC cannot claim gigabytes that are not there.
+constexpr uint64_t kCheckedRecordBytes = uint64_t(1) << 20;
 
 }  // namespace
 
@@ -101,6 +106,14 @@ std::optional<std::string_view> TFRecordReader::next() {
   if (length > kMaxRecordBytes)
     throw data_loss("TFRecord file '" + path_ + "': record at byte offset " + std::to_string(at) +
                     " claims " + std::to_string(length) + " bytes");
+  struct stat st {};
+  if (length > kCheckedRecordBytes && ::fstat(fileno(file_), &st) == 0 && S_ISREG(st.st_mode)) {
+    uint64_t left = uint64_t(st.st_size) > at + 12 ? uint64_t(st.st_size) - (at + 12) : 0;
+    if (length + 4 > left)
+      throw data_loss("TFRecord file '" + path_ + "': truncated record at byte offset " +
+                      std::to_string(at) + " (data wants " + std::to_string(length + 4) +
+                      " bytes, only " + std::to_string(left) + " left)");
+  }
   buffer_.resize(size_t(length) + 4);
   read_exact(buffer_.data(), buffer_.size(), at, "data");
   if (crc32c_mask(crc32c(buffer_.data(), size_t(length))) != get_le(buffer_.data() + length, 4))

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <limits>
 
 #include "core/crc32c.hpp"
 #include "experiment/checkpoint/checkpoint.hpp"
@@ -33,12 +34,16 @@ std::string_view verify_entry(const proto::CheckpointEntry& entry, bool blob,
     if (!is_valid_dtype(int(entry.dtype())))
       throw data_loss(data_path + ": " + describe(entry, blob) + " has unknown dtype " +
                       std::to_string(int(entry.dtype())));
-    int64_t elements = 1;
+    // The byte count of the shape, refused before it overflows (a wrapped product could match
+    // a short length and leave a huge shape over a tiny buffer).
+    uint64_t expected = dtype_size(DType(entry.dtype()));
     for (int64_t d : entry.shape()) {
       if (d < 0) throw data_loss(data_path + ": " + describe(entry, blob) + " has a negative dim");
-      elements *= d;
+      if (d != 0 && expected > uint64_t(std::numeric_limits<int64_t>::max()) / uint64_t(d))
+        throw data_loss(data_path + ": " + describe(entry, blob) + " has a shape of more than " +
+                        "2^63 bytes");
+      expected *= uint64_t(d);
     }
-    uint64_t expected = uint64_t(elements) * dtype_size(DType(entry.dtype()));
     if (entry.length() != expected)
       throw data_loss(data_path + ": " + describe(entry, blob) + " records " +
                       std::to_string(entry.length()) + " bytes, its shape needs " +

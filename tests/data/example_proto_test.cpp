@@ -69,3 +69,20 @@ TEST(ExampleProto, MatchesProtocEncoding) {
   EXPECT_EQ(encode_example(ex), want);
   EXPECT_EQ(decode_example(want), ex);
 }
+
+// Found by fuzz_tf_example: an empty packed float list (field 1, length 0) made copy_floats call
+// memcpy with the caller's null pointer (an empty std::vector's data()), undefined behaviour.
+TEST(ExampleProto, EmptyPackedFloatListCopiesIntoNullDestination) {
+  FeatureView view{FeatureKind::float_list, std::string_view("\x0a\x00", 2)};
+  EXPECT_EQ(view.size(), 0u);
+  view.copy_floats(nullptr);  // under UBSan (make sanitize) this was the finding
+  FeatureView odd{FeatureKind::float_list, std::string_view("\x0a\x03\x00\x00\x00", 5)};
+  try {
+    std::vector<float> out(4);
+    odd.copy_floats(out.data());
+    FAIL() << "a 3-byte packed float list was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("packed float list of 3 bytes"), std::string::npos)
+        << e.what();
+  }
+}

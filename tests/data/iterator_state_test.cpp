@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "core/data/file_sources.hpp"
+#include "core/data/iterator_state.hpp"
 #include "core/data/rebatch.hpp"
 #include "data_test_util.hpp"
 
@@ -95,4 +96,26 @@ TEST(IteratorState, FileSourcesResumeAtByteOffset) {
   }
   auto ds = csv_dataset({path, path}, {{DType::int64, DType::float32}, true}).batch(5);
   expect_resumes_exactly(ds, 2);
+}
+
+// Found by fuzz_iterator_state: a shuffle or rebatch buffer's tensor whose dims are each small
+// but whose product is gigabytes (or overflows int64) was allocated before its bytes were read.
+TEST(IteratorState, TensorShapeBeyondTheStateIsRefusedBeforeAllocating) {
+  StateWriter big;
+  big.u64(uint64_t(DType::float32));
+  big.u64(2);
+  big.i64(200);
+  big.i64(200);
+  big.str(std::string(200, 'x'));
+  StateReader r(big.bytes());
+  EXPECT_ERROR_CONTAINS(r.tensor(),
+                        "iterator state: tensor of 40000 float32 elements needs more than the 208 "
+                        "bytes left");
+  StateWriter huge;
+  huge.u64(uint64_t(DType::int64));
+  huge.u64(8);
+  for (int i = 0; i < 8; ++i) huge.i64(300);
+  huge.str(std::string(300, 'x'));
+  StateReader h(huge.bytes());
+  EXPECT_ERROR_CONTAINS(h.tensor(), "iterator state: tensor shape overflows int64 at dimension 7");
 }

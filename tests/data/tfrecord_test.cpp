@@ -1,6 +1,7 @@
 // TFRecord framing and its error paths.
 #include <fstream>
 
+#include "core/crc32c.hpp"
 #include "core/data/tfrecord.hpp"
 #include "data_test_util.hpp"
 
@@ -94,6 +95,23 @@ TEST(TFRecord, TruncatedFileIsDataLoss) {
   r2.next();
   EXPECT_ERROR_CONTAINS(r2.next(),
                         "truncated record at byte offset 19 (header wants 12 bytes, only 5 left)");
+}
+
+// A length whose CRC matches but that the file cannot hold (8 GiB here, in a 12-byte file) is a
+// truncation found before the record buffer grows, not an 8 GiB allocation. Found from a
+// near-valid fuzz seed (tests/fuzz/regressions/tfrecord/length-claims-8gib).
+TEST(TFRecord, HugeLengthWithValidCrcIsRefusedBeforeAllocating) {
+  auto path = temp_path("huge.tfrecord");
+  std::string header(12, '\0');
+  uint64_t length = uint64_t(1) << 33;
+  for (int i = 0; i < 8; ++i) header[size_t(i)] = char(length >> (8 * i));
+  uint32_t crc = crc32c_mask(crc32c(header.data(), 8));
+  for (int i = 0; i < 4; ++i) header[size_t(8 + i)] = char(crc >> (8 * i));
+  write_raw(path, header);
+  TFRecordReader r(path);
+  EXPECT_ERROR_CONTAINS(r.next(),
+                        "truncated record at byte offset 0 (data wants 8589934596 bytes, only 0 "
+                        "left)");
 }
 
 TEST(TFRecord, MissingFileIsNotFound) {

@@ -63,6 +63,20 @@ TEST_F(ManifestTest, LengthThatDisagreesWithTheShape) {
             std::string::npos);
 }
 
+// A shape whose byte count overflows (2^62 x 4 floats wrapped to 0) matched a zero length and
+// built a tensor of that shape over an empty buffer. Regression input:
+// tests/fuzz/regressions/checkpoint/shape-bytes-overflow-to-zero.
+TEST_F(ManifestTest, ShapeWhoseByteCountOverflows) {
+  auto* entry = manifest_.mutable_entry(0);
+  entry->clear_shape();
+  entry->add_shape(int64_t(1) << 62);
+  entry->add_shape(4);
+  entry->set_length(0);
+  rewrite();
+  EXPECT_NE(error(Code::data_loss).find("tensor 'w' has a shape of more than 2^63 bytes"),
+            std::string::npos);
+}
+
 TEST_F(ManifestTest, DataFileOutsideTheDirectory) {
   manifest_.mutable_entry(0)->set_file("../elsewhere.data");
   rewrite();

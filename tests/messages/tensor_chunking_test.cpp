@@ -45,3 +45,43 @@ TEST(TensorChunking, DuplicateAndForeignChunksAreNamed) {
   EXPECT_EQ(error_of([&] { a.add(outside); }), "chunk 1 range [7, +2) lies outside 8 elements");
   EXPECT_EQ(error_of([&] { a.take(); }), "ChunkAssembler: 1 of 4 chunks arrived");
 }
+
+// Found by fuzz_tensor_wire: one chunk declaring a 4 GiB shape made the assembler allocate it.
+// Now nothing is allocated until the chunks that arrived tile the declared shape.
+TEST(TensorChunking, DeclaredShapeAllocatesNothingUntilChunksTileIt) {
+  tensor_chunk_msg last;
+  last.transfer_id = 1;
+  last.index = 1;
+  last.count = 2;
+  last.shape = {int64_t(1) << 40};
+  last.element_offset = (int64_t(1) << 40) - 1;
+  last.values = Tensor::zeros(DType::float32, {1});
+  ChunkAssembler a;
+  EXPECT_FALSE(a.add(last));
+  EXPECT_EQ(error_of([&] { a.take(); }), "ChunkAssembler: 1 of 2 chunks arrived");
+  tensor_chunk_msg first = last;
+  first.index = 0;
+  first.element_offset = 0;
+  EXPECT_EQ(error_of([&] { a.add(first); }),
+            "chunk 1 starts at element 1099511627775, expected 1 (the chunks leave a gap or "
+            "overlap)");
+}
+
+TEST(TensorChunking, OverflowingDeclaredShapeIsNamed) {
+  tensor_chunk_msg c;
+  c.count = 1;
+  c.shape = {int64_t(1) << 62, 8};
+  c.values = Tensor::zeros(DType::float32, {1});
+  ChunkAssembler a;
+  EXPECT_EQ(error_of([&] { a.add(c); }),
+            "chunk 0 declares shape [4611686018427387904, 8], which is negative or overflows");
+}
+
+TEST(TensorChunking, OverlappingChunksAreRefused) {
+  auto chunks = split_into_chunks(Tensor::zeros(DType::float32, {4}), 2, 8);
+  chunks[1].element_offset = 1;
+  ChunkAssembler a;
+  a.add(chunks[0]);
+  EXPECT_EQ(error_of([&] { a.add(chunks[1]); }),
+            "chunk 1 starts at element 1, expected 2 (the chunks leave a gap or overlap)");
+}
