@@ -66,7 +66,8 @@ std::string plan_to_table(const ExperimentPlan& plan) {
     out << line;
   }
   if (plan.strategy == "multi_worker_mirrored")
-    out << "  (one worker's replicas, as `troupe run` runs them; under `troupe launch -n N` each of "
+    out << "  (one worker's replicas, as `troupe run` runs them; under `troupe launch -n N` each "
+           "of "
            "the N workers runs these, and the global batch is split over all of them)\n";
   out << "\ninput workers (" << plan.distribute
       << "; per-replica batch sizes, steps produced ahead)\n";
