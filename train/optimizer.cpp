@@ -23,7 +23,7 @@ Optimizer::Optimizer(Strategy& strategy, OptimizerConfig config,
     : strategy_(strategy),
       config_(config),
       vars_(std::move(vars)),
-      iterations_(size_t(strategy.num_replicas_in_sync()), 0),
+      iterations_(size_t(strategy.num_local_replicas()), 0),
       skipped_(iterations_.size(), 0) {
   for (auto& var : vars_) {
     std::vector<DistributedVariable> slots;
@@ -77,7 +77,7 @@ ApplyPath resolve_apply_path(ApplyPath path, Strategy& strategy) {
   // The all_reduce path pays where each replica sums its share in parallel (shared memory);
   // through any other transport the merge path measured the same or faster.
   const auto& ops = strategy.extended().cross_device_ops();
-  const int n = strategy.num_replicas_in_sync();
+  const int n = strategy.num_local_replicas();
   return ops.all_reduce_transport(std::max(n, 2), true, int64_t(1) << 20, false) ==
                  Transport::shared_memory
              ? ApplyPath::all_reduce

@@ -105,11 +105,19 @@ std::vector<double> Trainer::train_steps(const std::vector<ValueArg>& features,
     throw invalid_argument("train_steps: " + std::to_string(features.size()) +
                            " feature batches but " + std::to_string(labels.size()) +
                            " label batches");
-  const int replicas = strategy_.num_replicas_in_sync();
+  const int replicas = strategy_.num_local_replicas();
   std::vector<int64_t> global_batches;
   std::vector<ValueArg> args;  // features 0, labels 0, features 1, ...
   for (size_t k = 0; k < features.size(); ++k) {
     global_batches.push_back(rows_of(features[k], replicas));
+    // Across workers the global batch is every worker's rows (each worker asks alike).
+    if (strategy_.num_workers() > 1) {
+      const auto& devices = strategy_.extended().worker_devices();
+      std::vector<Tensor> counts(devices.size(), Tensor::from_scalar<int64_t>(0));
+      counts[0] = Tensor::from_scalar<int64_t>(global_batches.back());
+      global_batches.back() =
+          strategy_.reduce(ReduceOp::sum, PerReplica(counts, devices)).scalar<int64_t>();
+    }
     args.push_back(features[k]);
     args.push_back(labels[k]);
   }
@@ -132,7 +140,7 @@ std::vector<double> Trainer::train_steps(const std::vector<ValueArg>& features,
 }
 
 PerReplica Trainer::split_batch(const Tensor& global) const {
-  const int64_t n = strategy_.num_replicas_in_sync();
+  const int64_t n = strategy_.num_local_replicas();
   const int64_t rows = global.shape()[0];
   std::vector<Tensor> parts;
   int64_t begin = 0;

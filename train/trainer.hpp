@@ -70,8 +70,8 @@ class Trainer {
   /// Same result as train_step on each batch in order; returns each batch's global mean loss.
   std::vector<double> train_steps(const std::vector<ValueArg>& features,
                                   const std::vector<ValueArg>& labels);
-  /// Rows of a global batch split evenly across the replicas, as views (no copy); the first
-  /// replicas get one row more when it does not divide.
+  /// Rows of a batch split evenly across this process's replicas, as views (no copy); the first
+  /// replicas get one row more when it does not divide (across workers: this worker's share).
   PerReplica split_batch(const Tensor& global) const;
 
  private:
