@@ -33,45 +33,51 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
     bool done = false;
     caf::typed_response_promise<std::vector<Reply>> promise;
   };
-  auto batch = sys.spawn([requests, timeout](caf::event_based_actor* self) -> caf::behavior {
-    return {[=](caf::ok_atom) -> caf::result<std::vector<Reply>> {
-      auto state = std::make_shared<Batch>();
-      state->replies.resize(requests.size());
-      state->left = requests.size();
-      state->promise = self->make_response_promise<std::vector<Reply>>();
-      auto fail = [=](caf::error e) {
-        if (state->done) return;
-        state->done = true;
-        state->promise.deliver(std::move(e));
-        self->quit();
-      };
-      self->set_down_handler([=](caf::down_msg& down) {
-        for (auto& [to, msg] : requests)
-          if (to.address() == down.source) {
-            fail(to_caf_error(Status(
-                Code::unavailable,
-                "ps shard serving " + subject(msg) + " went away: " + describe_exit(down.reason))));
-            return;
+  // The requests and the timeout are arguments, not captures: CAF 0.17 binds a null tuple for
+  // argument-less actor functions, which UBSan reports.
+  using Requests = std::vector<std::pair<caf::actor, Msg>>;
+  auto batch = sys.spawn(
+      [](caf::event_based_actor* self, Requests requests,
+         std::chrono::milliseconds timeout) -> caf::behavior {
+        return {[=](caf::ok_atom) -> caf::result<std::vector<Reply>> {
+          auto state = std::make_shared<Batch>();
+          state->replies.resize(requests.size());
+          state->left = requests.size();
+          state->promise = self->make_response_promise<std::vector<Reply>>();
+          auto fail = [=](caf::error e) {
+            if (state->done) return;
+            state->done = true;
+            state->promise.deliver(std::move(e));
+            self->quit();
+          };
+          self->set_down_handler([=](caf::down_msg& down) {
+            for (auto& [to, msg] : requests)
+              if (to.address() == down.source) {
+                fail(to_caf_error(
+                    Status(Code::unavailable, "ps shard serving " + subject(msg) +
+                                                  " went away: " + describe_exit(down.reason))));
+                return;
+              }
+          });
+          for (size_t i = 0; i < requests.size(); ++i) {
+            self->monitor(requests[i].first);
+            self->request(requests[i].first, timeout, requests[i].second)
+                .then(
+                    [=](Reply& r) {
+                      if (state->done) return;
+                      state->replies[i] = std::move(r);
+                      if (--state->left == 0) {
+                        state->done = true;
+                        state->promise.deliver(std::move(state->replies));
+                        self->quit();
+                      }
+                    },
+                    [=](caf::error& e) { fail(e); });
           }
-      });
-      for (size_t i = 0; i < requests.size(); ++i) {
-        self->monitor(requests[i].first);
-        self->request(requests[i].first, timeout, requests[i].second)
-            .then(
-                [=](Reply& r) {
-                  if (state->done) return;
-                  state->replies[i] = std::move(r);
-                  if (--state->left == 0) {
-                    state->done = true;
-                    state->promise.deliver(std::move(state->replies));
-                    self->quit();
-                  }
-                },
-                [=](caf::error& e) { fail(e); });
-      }
-      return state->promise;
-    }};
-  });
+          return state->promise;
+        }};
+      },
+      requests, timeout);
   caf::scoped_actor caller{sys};
   std::vector<Reply> replies;
   Status failure;
