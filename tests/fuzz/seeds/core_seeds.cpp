@@ -13,19 +13,14 @@
 #include "core/data/iterator_state.hpp"
 #include "core/data/tfrecord.hpp"
 #include "tests/fuzz/iterator_pipelines.hpp"
+#include "tests/fuzz/seeds/seed_writer.hpp"
 
 using namespace troupe;
 using namespace troupe::data;
 
 namespace {
 
-std::string root;
-
-void seed(const std::string& decoder, const std::string& name, const std::string& bytes) {
-  std::string dir = root + "/" + decoder;
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
-}
+using fuzz::seed;
 
 std::string flipped(std::string s, size_t at) {
   if (!s.empty()) s[at % s.size()] ^= 0x20;
@@ -107,7 +102,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <tests/fuzz/corpus>\n", argv[0]);
     return 2;
   }
-  root = argv[1];
+  fuzz::seed_root() = argv[1];
   tfrecord_and_example_seeds();
   csv_seeds();
   json_seeds();

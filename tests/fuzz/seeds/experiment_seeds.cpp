@@ -13,18 +13,14 @@
 #include "core/tensor.hpp"
 #include "experiment/checkpoint/checkpoint.hpp"
 #include "experiment/experiment_file.hpp"
+#include "tests/fuzz/seeds/seed_writer.hpp"
 
 using namespace troupe;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string root;
-
-void seed(const std::string& decoder, const std::string& name, const std::string& bytes) {
-  fs::create_directories(root + "/" + decoder);
-  std::ofstream(root + "/" + decoder + "/" + name, std::ios::binary) << bytes;
-}
+using fuzz::seed;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -78,7 +74,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <tests/fuzz/corpus>\n", argv[0]);
     return 2;
   }
-  root = argv[1];
+  fuzz::seed_root() = argv[1];
   experiment_seeds();
   checkpoint_seeds();
   return 0;

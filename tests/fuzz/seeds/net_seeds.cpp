@@ -15,18 +15,14 @@
 #include "messages/tensor_chunking.hpp"
 #include "messages/tensor_msg.hpp"
 #include "messages/tensor_proto.hpp"
+#include "tests/fuzz/seeds/seed_writer.hpp"
 
 using namespace troupe;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string root;
-
-void seed(const std::string& decoder, const std::string& name, const std::string& bytes) {
-  fs::create_directories(root + "/" + decoder);
-  std::ofstream(root + "/" + decoder + "/" + name, std::ios::binary) << bytes;
-}
+using fuzz::seed;
 
 template <class T>
 std::string caf_bytes(T value) {
@@ -88,7 +84,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <tests/fuzz/corpus>\n", argv[0]);
     return 2;
   }
-  root = argv[1];
+  fuzz::seed_root() = argv[1];
   message_seeds();
   return 0;
 }
