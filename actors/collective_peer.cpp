@@ -89,6 +89,7 @@ void watch_peers(peer_actor* self) {
 void fail_group(peer_actor* self, const std::string& what) {
   auto& st = self->state;
   if (st.group_down.empty()) st.group_down = what;
+  if (st.transport.failure) st.transport.failure->set(st.group_down);
   Status why(Code::unavailable, st.group_down);
   std::vector<int64_t> instances;
   for (auto& [instance, running] : st.running) instances.push_back(instance);
@@ -262,6 +263,7 @@ caf::behavior collective_peer(peer_actor* self, CollectivePeerTransport transpor
         self->state.last_heard[rank] = std::chrono::steady_clock::now();
       },
       [=](heartbeat_tick_atom) { heartbeat(self); },
+      [=](rendezvous_atom) { return self->state.transport.rendezvous; },
       [=](collective_data_atom) -> caf::result<std::string, uint16_t, uint64_t, uint64_t> {
         auto& st = self->state;
         if (!st.data)

@@ -18,9 +18,12 @@
 // then take the same path, so no rank ever mixes paths within one collective.
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include <caf/fwd.hpp>
 
+#include "core/collective/group_failure.hpp"
 #include "net/collective_data_plane.hpp"
 
 namespace troupe {
@@ -43,6 +46,11 @@ struct CollectivePeerTransport {
   /// is named as fast as one whose connection dropped, not at a collective's timeout.
   int heartbeat_ms = 0;
   int heartbeat_timeout_ms = 2000;
+  /// Told the first reason the group broke, for threads that wait outside this actor.
+  std::shared_ptr<GroupFailure> failure;
+  /// The name of the group's shared-memory rendezvous (rank 0 creates it), answered to
+  /// rendezvous_atom so that the other ranks can open it; empty when there is none.
+  std::string rendezvous;
 };
 
 /// As above, with `transport`; ready_atom is answered once the group is known and, with a data

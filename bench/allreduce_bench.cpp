@@ -82,7 +82,7 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   bool json = false;
   int replicas = 2, processes = 0;
   std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB",
-              transport = "shared_memory", inline_text = "0";
+              transport = "shared_memory", inline_text = "0", small_text = "64KiB";
   options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")(
       "replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")(
@@ -96,7 +96,10 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       "middleman (chunks in CAF messages)")(
       "inline-below", po::value(&inline_text)->default_value("0"),
       "with --processes and --transport direct: all-reduces smaller than this stay in CAF "
-      "messages");
+      "messages")("small-bytes", po::value(&small_text)->default_value(small_text),
+                  "with --processes and --transport direct: all-reduces of at most this many "
+                  "bytes meet in a shared-memory rendezvous, as a multi-worker strategy's do "
+                  "(0: never)");
   po::variables_map vm;
   if (!parse_command_line(
           "troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]", args,
@@ -116,6 +119,10 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   if (!vm["inline-below"].defaulted() && !(processes && transport != "middleman"))
     throw po::error("--inline-below applies only with --processes and the data plane");
   parse_byte_size("--inline-below", inline_text);
+  if (!vm["small-bytes"].defaulted() && !(processes && transport == "direct"))
+    throw po::error("--small-bytes applies only with --processes and --transport direct");
+  const size_t small_bytes =
+      processes && transport == "direct" ? parse_byte_size("--small-bytes", small_text) : 0;
   std::vector<size_t> sizes;
   std::stringstream list(sizes_text);
   for (std::string item; std::getline(list, item, ',');) {
@@ -141,7 +148,8 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
           run_collective_processes(binary, processes,
                                    {"--algo", algo, "--count", std::to_string(bytes / 4),
                                     "--repeat", std::to_string(reps + 1), "--timeout-ms", "60000",
-                                    "--transport", transport, "--inline-below", inline_text},
+                                    "--transport", transport, "--inline-below", inline_text,
+                                    "--small-bytes", std::to_string(small_bytes)},
                                    secret, 300);
       double worst = 0;
       for (auto& r : reports) {
@@ -151,7 +159,8 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       bool direct =
           transport != "middleman" && bytes >= parse_byte_size("--inline-below", inline_text);
       rows.push_back({algo, processes, bytes, worst * 1e6,
-                      !direct              ? "peer_actors_over_middleman"
+                      bytes <= small_bytes ? "shared_memory_rendezvous"
+                      : !direct            ? "peer_actors_over_middleman"
                       : transport == "tcp" ? "peer_actors_data_plane_tcp"
                                            : "peer_actors_data_plane_shared_memory"});
     }

@@ -13,6 +13,9 @@
 // bytes travel over the collective data plane (direct TCP connections authenticated with the
 // same secret, see net/collective_data_plane.hpp); CAF carries the control. The data listener's
 // address is printed on stderr as `troupe collective-peer: rank R data plane on HOST:PORT`.
+// With `--small-bytes N` (and --transport direct) all-reduces of at most N bytes meet in a
+// shared-memory rendezvous instead, as a multi-worker strategy's small packs do on one host
+// (coordinator/cluster/small_collective_rendezvous.hpp).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +30,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "core/collective/algorithm_choice.hpp"
+#include "coordinator/cluster/small_collective_rendezvous.hpp"
 #include "core/collective/closed_form.hpp"
 #include "messages/atoms.hpp"
 #include "messages/collective_messages.hpp"
@@ -75,6 +79,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   int rank = 0, size = 2, repeat = 1;
   std::string algo = "ring", dtype_name = "float32", count_text = "1M", chunk_text = "1MiB";
   std::string secret_file, tls_dir, node, transport = "direct", inline_text = "0";
+  std::string small_text = "0";
   int timeout_ms = 30000;
   uint64_t seed = 0;
   int concurrent = 1;
@@ -100,7 +105,10 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "collectives started together per round (inputs seeded seed, seed+1, ...; the RESULT line "
       "lists every result's digest)")(
       "inline-below", po::value(&inline_text)->default_value("0"),
-      "with --transport direct or tcp: all-reduces smaller than this stay in CAF messages");
+      "with --transport direct or tcp: all-reduces smaller than this stay in CAF messages")(
+      "small-bytes", po::value(&small_text)->default_value("0"),
+      "with --transport direct: all-reduces of at most this many bytes meet in a shared-memory "
+      "rendezvous (0: never)");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;
@@ -121,6 +129,10 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   if (transport != "direct" && transport != "tcp" && transport != "middleman")
     throw po::error("--transport must be direct, tcp or middleman, got '" + transport + "'");
   const int64_t inline_below = int64_t(parse_byte_size("--inline-below", inline_text));
+  const size_t small_bytes = parse_byte_size("--small-bytes", small_text);
+  if (small_bytes > 0 && transport != "direct")
+    throw po::error("--small-bytes needs --transport direct (ranks on this host), got '" +
+                    transport + "'");
   const std::string secret = load_shared_secret(secret_file);
 
   ActorSystemOptions system_options;
@@ -134,6 +146,13 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   peer_transport.data.secret = secret;
   peer_transport.data.io_timeout_ms = timeout_ms;
   peer_transport.inline_below_bytes = inline_below;
+  auto group_failure = std::make_shared<GroupFailure>();
+  peer_transport.failure = group_failure;
+  std::shared_ptr<ShmRendezvous> offered, rendezvous;
+  if (small_bytes > 0 && size > 1 && rank == 0) {
+    offered = offer_rendezvous(size, (small_bytes + 63) / 64 * 64);
+    if (offered) peer_transport.rendezvous = offered->name();
+  }
   auto peer = spawn_collective_peer(sys, peer_transport);
   auto gate = spawn_gatekeeper(sys, secret, peer);
   auto stop = [&] {
@@ -198,6 +217,13 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
               });
     };
     report_data_plane(false);
+    if (small_bytes > 0 && size > 1) {
+      rendezvous = agree_on_rendezvous(sys, peers[0], rank, size, offered, *group_failure);
+      if (rendezvous)
+        std::cerr << "troupe collective-peer: rank " << rank << " small all-reduces (<= "
+                  << rendezvous->slot_bytes() << " bytes) meet in shared memory" << std::endl;
+    }
+    const bool meet = rendezvous && input.byte_size() <= rendezvous->slot_bytes();
     // With --concurrent C, each round starts C collectives (instances k*C+1 .. k*C+C, inputs
     // seeded seed+j) before waiting for any: their chunks share the connections.
     std::vector<Tensor> inputs{input};
@@ -212,14 +238,23 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       using handle = decltype(self->request(peer, std::chrono::milliseconds(timeout_ms),
                                             collective_start_msg{}));
       std::vector<handle> pending;
-      for (int j = 0; j < concurrent; ++j)
+      for (int j = 0; j < concurrent && meet; ++j) {
+        try {
+          results[size_t(j)] = rendezvous_all_reduce_sum(*rendezvous, rank, inputs[size_t(j)],
+                                                         std::chrono::milliseconds(timeout_ms),
+                                                         group_failure.get());
+        } catch (const std::exception& e) {
+          if (failure.empty()) failure = e.what();
+        }
+      }
+      for (int j = 0; j < concurrent && !meet; ++j)
         pending.push_back(
             self->request(peer, std::chrono::milliseconds(timeout_ms),
                           collective_start_msg{int64_t(k) * concurrent + j + 1, int32_t(kind), size,
                                                chunk_bytes, 0, 0, inputs[size_t(j)], Tensor{}}));
-      for (int j = 0; j < concurrent; ++j)
-        pending[size_t(j)].receive(
-            [&](tensor_msg& reply) { results[size_t(j)] = std::move(reply.tensor); },
+      for (size_t j = 0; j < pending.size(); ++j)
+        pending[j].receive(
+            [&](tensor_msg& reply) { results[j] = std::move(reply.tensor); },
             [&](caf::error& e) {
               if (failure.empty()) failure = to_status(e).message();
             });

@@ -17,6 +17,7 @@
 #include "core/json.hpp"
 #include "core/tf_config.hpp"
 #include "net/shared_secret.hpp"
+#include "net/shm_rendezvous.hpp"
 
 namespace po = boost::program_options;
 
@@ -122,8 +123,13 @@ int run_server_command(const std::vector<std::string>& args) {
                names.size(), addresses[size_t(rank)].host.c_str(), addresses[size_t(rank)].port,
                group_options.tls ? " with mutual TLS" : "");
   CollectiveGroup group(runtime.system(), addresses, names, rank, group_options);
-  auto workers =
-      peer_worker_collective(runtime.system(), group.peer(), rank, names, CommunicationOptions{});
+  if (auto small = group.small_collectives(); small.rendezvous)
+    std::fprintf(stderr,
+                 "troupe server %s: all-reduces of at most %zu bytes meet in shared memory "
+                 "(every worker is on this host)\n",
+                 me.c_str(), small.rendezvous->slot_bytes());
+  auto workers = peer_worker_collective(runtime.system(), group.peer(), rank, names,
+                                        CommunicationOptions{}, group.small_collectives());
   return train_from_command_line("troupe server " + me, run, runtime, workers);
 }
 

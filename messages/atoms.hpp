@@ -15,6 +15,8 @@ using ready_atom = caf::atom_constant<caf::atom("ready")>;  ///< wait until a gr
 using bulk_atom = caf::atom_constant<caf::atom("bulk")>;    ///< ask for the bulk-data port
 /// (heartbeat_atom, rank): a collective peer of another process is alive
 using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+/// ask a collective peer for its group's shared-memory rendezvous (a segment name, or empty)
+using rendezvous_atom = caf::atom_constant<caf::atom("rendezvous")>;
 using heartbeat_tick_atom = caf::atom_constant<caf::atom("hbtick")>;  ///< a peer's own timer
 
 }  // namespace troupe

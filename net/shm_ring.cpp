@@ -1,11 +1,9 @@
 #include "net/shm_ring.hpp"
 
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +15,7 @@
 #include <random>
 
 #include "core/status.hpp"
+#include "net/shm_futex.hpp"
 
 namespace troupe {
 
@@ -36,25 +35,9 @@ namespace {
 constexpr size_t kControlBytes = 4096;
 constexpr size_t kPublishEvery = 256 << 10;  // lets the reader start before a 1 MiB chunk ends
 constexpr int kSleepSliceMs = 20;            // how often a sleeping side checks `alive`
-static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "futex words must be plain");
-static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters are shared between processes");
-
-uint32_t* futex_word(std::atomic<uint32_t>& word) { return reinterpret_cast<uint32_t*>(&word); }
-
-void futex_wait(std::atomic<uint32_t>& word, uint32_t expected, int ms) {
-  timespec ts{ms / 1000, long(ms % 1000) * 1000000L};
-  ::syscall(SYS_futex, futex_word(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
-
-void futex_wake(std::atomic<uint32_t>& word) {
-  ::syscall(SYS_futex, futex_word(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
+using shm::cpu_relax;
+using shm::futex_wait;
+using shm::futex_wake;
 
 /// Waits until `ready()`: spins briefly (the peer usually is mid-copy), yields, then sleeps on
 /// `seq` in slices, checking `closed` and `alive` after each.

@@ -7,10 +7,12 @@
 #include <caf/io/middleman.hpp>
 
 #include "actors/collective_peer.hpp"
+#include "coordinator/cluster/small_collective_rendezvous.hpp"
 #include "core/status.hpp"
 #include "messages/atoms.hpp"
 #include "messages/collective_messages.hpp"
 #include "messages/error_channel.hpp"
+#include "net/bind_address.hpp"
 #include "net/gatekeeper.hpp"
 #include "net/tls_transport.hpp"
 #include "net/wire_client.hpp"
@@ -69,6 +71,16 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
   transport.data.host = strip_brackets(members[size_t(rank)].host);
   transport.heartbeat_ms = options.heartbeat_ms;
   transport.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
+  auto failure = std::make_shared<GroupFailure>();
+  transport.failure = failure;
+  bool one_host = options.data_plane && options.small_collective_bytes > 0 && size > 1;
+  for (auto& m : members) one_host = one_host && is_loopback_address(strip_brackets(m.host));
+  std::shared_ptr<ShmRendezvous> offered;
+  if (one_host && rank == 0) {
+    // Slots are whole cache lines.
+    offered = offer_rendezvous(size, (options.small_collective_bytes + 63) / 64 * 64);
+    if (offered) transport.rendezvous = offered->name();
+  }
   peer_ = spawn_collective_peer(system, transport);
   gatekeeper_ = spawn_gatekeeper(system, options.secret, peer_);
   try {
@@ -101,6 +113,9 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
           (missing.empty() ? std::string("waiting for the group") : "waiting for " + missing) +
           "): " + not_ready->message());
     }
+    if (one_host)
+      small_.rendezvous = agree_on_rendezvous(system, peers[0], rank, size, offered, *failure);
+    small_.failure = failure;
   } catch (...) {
     caf::anon_send_exit(gatekeeper_, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(peer_, caf::exit_reason::user_shutdown);

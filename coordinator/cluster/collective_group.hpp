@@ -7,12 +7,14 @@
 // a worker that dies fails the collectives waiting on it within milliseconds, naming its rank.
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "coordinator/collectives/worker_collective.hpp"
 #include "core/host_port.hpp"
 
 namespace troupe {
@@ -28,6 +30,10 @@ struct CollectiveGroupOptions {
   /// `heartbeat_timeout_ms` fails every collective naming it (0: no heartbeats).
   int heartbeat_ms = 250;
   int heartbeat_timeout_ms = 1500;
+  /// When every worker listens on a loopback address (one host) and the data plane is on,
+  /// all-reduce packs of at most this many bytes meet in a shared-memory rendezvous instead of
+  /// the ring (coordinator/cluster/small_collective_rendezvous.hpp); 0: never.
+  size_t small_collective_bytes = size_t(64) << 10;
   /// The whole group must have assembled by then, or the constructor fails naming who is missing.
   std::chrono::milliseconds assemble_timeout{std::chrono::seconds(60)};
 };
@@ -47,11 +53,15 @@ class CollectiveGroup {
   const caf::actor& peer() const { return peer_; }
   int rank() const { return rank_; }
   const std::vector<std::string>& names() const { return names_; }
+  /// What peer_worker_collective needs to take small all-reduces around the actors (an empty
+  /// rendezvous when the group has none).
+  SmallCollectivePath small_collectives() const { return small_; }
 
  private:
   caf::actor peer_, gatekeeper_;
   int rank_;
   std::vector<std::string> names_;
+  SmallCollectivePath small_;
 };
 
 }  // namespace troupe

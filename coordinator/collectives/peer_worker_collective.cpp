@@ -2,7 +2,8 @@
 // dtype (and bytes_per_pack), starts one ring all-reduce per pack on the peer — all packs in
 // flight at once — and waits for every answer. The peer monitors the other workers' peers, so a
 // worker that dies fails the waiting call within milliseconds, naming its rank; this class adds
-// the task names.
+// the task names. When the group has a shared-memory rendezvous (every worker on this host),
+// packs that fit its slots skip the actors: the calling thread meets the other workers there.
 #include <algorithm>
 #include <cctype>
 #include <mutex>
@@ -10,12 +11,15 @@
 
 #include <caf/all.hpp>
 
+#include "coordinator/cluster/small_collective_rendezvous.hpp"
 #include "coordinator/collectives/worker_collective.hpp"
+#include "core/collective/group_failure.hpp"
 #include "core/packing.hpp"
 #include "core/status.hpp"
 #include "messages/collective_messages.hpp"
 #include "messages/error_channel.hpp"
 #include "messages/tensor_msg.hpp"
+#include "net/shm_rendezvous.hpp"
 
 namespace troupe {
 namespace {
@@ -38,12 +42,13 @@ class SingleWorker final : public WorkerCollective {
 class PeerWorkers final : public WorkerCollective {
  public:
   PeerWorkers(caf::actor_system& system, caf::actor peer, int index, std::vector<std::string> names,
-              CommunicationOptions options)
+              CommunicationOptions options, SmallCollectivePath small)
       : self_(system),
         peer_(std::move(peer)),
         index_(index),
         names_(std::move(names)),
-        options_(options) {
+        options_(options),
+        small_(std::move(small)) {
     if (options_.timeout.count() <= 0) options_.timeout = std::chrono::minutes(10);
   }
 
@@ -83,7 +88,22 @@ class PeerWorkers final : public WorkerCollective {
       for (size_t i : pack) parts.push_back(values[i]);
       flats.push_back(concat_flat(parts));
     }
-    auto sums = run_packs(flats);
+    // Small packs meet in the rendezvous one after another; the rest run on the peer at once.
+    // Every worker makes the same choice for the same pack, so the paths never mix.
+    std::vector<Tensor> sums(flats.size()), ring;
+    std::vector<size_t> on_ring;
+    for (size_t p = 0; p < flats.size(); ++p) {
+      if (small_.rendezvous && flats[p].byte_size() <= small_.rendezvous->slot_bytes()) {
+        sums[p] = small_sum(flats[p]);
+      } else {
+        on_ring.push_back(p);
+        ring.push_back(flats[p]);
+      }
+    }
+    if (!ring.empty()) {
+      auto ring_sums = run_packs(ring);
+      for (size_t k = 0; k < on_ring.size(); ++k) sums[on_ring[k]] = std::move(ring_sums[k]);
+    }
     std::vector<Tensor> out(values.size());
     for (size_t p = 0; p < packs.size(); ++p) {
       std::vector<Shape> shapes;
@@ -104,6 +124,16 @@ class PeerWorkers final : public WorkerCollective {
   }
 
  private:
+  // Every worker's pack in the rendezvous, summed in rank order: the same bits on every worker.
+  Tensor small_sum(const Tensor& flat) {
+    try {
+      return rendezvous_all_reduce_sum(*small_.rendezvous, index_, flat, options_.timeout,
+                                       small_.failure.get());
+    } catch (const Error& e) {
+      throw Error(e.code(), describe(Status(e.code(), e.what()), "small all-reduce"));
+    }
+  }
+
   std::vector<Tensor> run_packs(const std::vector<Tensor>& flats) {
     const int32_t kind = int32_t(CrossDeviceOpKind::collective_all_reduce);
     using handle = decltype(self_->request(peer_, options_.timeout, collective_start_msg{}));
@@ -123,12 +153,14 @@ class PeerWorkers final : public WorkerCollective {
                          [&](caf::error& e) {
                            if (!failure) failure = to_status(e);
                          });
-    if (failure) throw Error(failure->code(), describe(*failure, instances.front()));
+    if (failure)
+      throw Error(failure->code(),
+                  describe(*failure, "instance " + std::to_string(instances.front())));
     return sums;
   }
 
   // "rank R" in the peer's message becomes the task it is.
-  std::string describe(const Status& why, int64_t instance) const {
+  std::string describe(const Status& why, const std::string& which) const {
     std::string text = why.message();
     for (size_t r = 0; r < names_.size(); ++r) {
       const std::string rank = "rank " + std::to_string(r);
@@ -141,8 +173,8 @@ class PeerWorkers final : public WorkerCollective {
         at += named.size() - rank.size();
       }
     }
-    return "all-reduce across workers (instance " + std::to_string(instance) + ", worker " +
-           names_[size_t(index_)] + ") failed: " + text;
+    return "all-reduce across workers (" + which + ", worker " + names_[size_t(index_)] +
+           ") failed: " + text;
   }
 
   caf::scoped_actor self_;
@@ -150,6 +182,7 @@ class PeerWorkers final : public WorkerCollective {
   int index_;
   std::vector<std::string> names_;
   CommunicationOptions options_;
+  SmallCollectivePath small_;
   std::mutex mutex_;
   int64_t next_instance_ = 1;
 };
@@ -173,11 +206,17 @@ std::shared_ptr<WorkerCollective> single_worker_collective() {
 
 std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system, caf::actor peer,
                                                          int index, std::vector<std::string> names,
-                                                         CommunicationOptions options) {
+                                                         CommunicationOptions options,
+                                                         SmallCollectivePath small) {
   if (names.empty() || index < 0 || index >= int(names.size()))
     throw invalid_argument("peer_worker_collective: worker " + std::to_string(index) + " of " +
                            std::to_string(names.size()));
-  return std::make_shared<PeerWorkers>(system, std::move(peer), index, std::move(names), options);
+  if (small.rendezvous && small.rendezvous->ranks() != int(names.size()))
+    throw invalid_argument("peer_worker_collective: a rendezvous of " +
+                           std::to_string(small.rendezvous->ranks()) + " ranks for " +
+                           std::to_string(names.size()) + " workers");
+  return std::make_shared<PeerWorkers>(system, std::move(peer), index, std::move(names), options,
+                                       std::move(small));
 }
 
 }  // namespace troupe

@@ -18,6 +18,9 @@
 
 namespace troupe {
 
+class GroupFailure;
+class ShmRendezvous;
+
 /// tf.distribute.experimental.CommunicationImplementation.
 enum class CommunicationImplementation { automatic, ring, nccl };
 
@@ -56,11 +59,21 @@ class WorkerCollective {
 /// The collectives of a group of one worker: every call returns its input.
 std::shared_ptr<WorkerCollective> single_worker_collective();
 
+/// The way around the actors for small all-reduces, when the group has one
+/// (coordinator/cluster/small_collective_rendezvous.hpp).
+struct SmallCollectivePath {
+  /// Packs of at most its slot size meet here; null: every pack takes the peer's ring.
+  std::shared_ptr<ShmRendezvous> rendezvous;
+  /// The group's failure, which a call waiting in the rendezvous polls to fail naming the rank.
+  std::shared_ptr<const GroupFailure> failure;
+};
+
 /// Collectives through this worker's collective peer actor, already connected to the other
 /// workers' peers (coordinator/cluster/collective_group.hpp forms the group). `names` holds
 /// every worker's task name in rank order.
 std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system, caf::actor peer,
                                                          int index, std::vector<std::string> names,
-                                                         CommunicationOptions options);
+                                                         CommunicationOptions options,
+                                                         SmallCollectivePath small = {});
 
 }  // namespace troupe

@@ -40,3 +40,18 @@ TEST(CliUsageErrors, UnknownOrGpuOnlyAlgorithmIsNamed) {
   EXPECT_EQ(nccl.wait(60s), 2);
   EXPECT_TRUE(contains(nccl.err(), "--algo nccl runs on GPUs through NCCL")) << nccl.err();
 }
+
+TEST(CliUsageErrors, TheRendezvousNeedsRanksOnThisHost) {
+  TroupeProcess peer({"collective-peer", "--rank", "0", "--size", "2", "--small-bytes", "4KiB",
+                      "--transport", "tcp"});
+  EXPECT_EQ(peer.wait(60s), 2);
+  EXPECT_TRUE(contains(peer.err(),
+                       "--small-bytes needs --transport direct (ranks on this host), "
+                       "got 'tcp'"))
+      << peer.err();
+  TroupeProcess bench({"bench", "allreduce", "--small-bytes", "4KiB"});
+  EXPECT_EQ(bench.wait(60s), 2);
+  EXPECT_TRUE(
+      contains(bench.err(), "--small-bytes applies only with --processes and --transport direct"))
+      << bench.err();
+}

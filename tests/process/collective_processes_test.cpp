@@ -26,7 +26,8 @@ struct RankResult {
 
 /// Starts `n` ranks, wires them together, returns each rank's RESULT line.
 std::vector<RankResult> run_group(int n, const std::string& algo, int64_t count,
-                                  std::vector<std::string> extra = {}, int kill_rank = -1) {
+                                  std::vector<std::string> extra = {}, int kill_rank = -1,
+                                  std::vector<std::string>* errs = nullptr) {
   std::vector<std::unique_ptr<TroupeProcess>> ranks;
   std::string peers = "PEERS";
   for (int r = 0; r < n; ++r) {
@@ -72,6 +73,7 @@ std::vector<RankResult> run_group(int n, const std::string& algo, int64_t count,
     ranks[size_t(r)]->write_line("EXIT");
     auto code = ranks[size_t(r)]->wait(kTimeout);
     EXPECT_TRUE(code.has_value()) << "rank " << r << " did not exit";
+    if (errs) errs->push_back(ranks[size_t(r)]->err());
   }
   return results;
 }
@@ -111,19 +113,29 @@ TEST(CollectiveProcesses, DeadRankGivesAnErrorNotAHang) {
     EXPECT_EQ(results[size_t(r)].line.rfind("RESULT error", 0), 0u) << results[size_t(r)].line;
 }
 
-TEST(CollectiveProcesses, RankKilledMidAllReduceIsNamedByTheOthersAtOnce) {
-  // Three ranks run all-reduces back to back; rank 1 is killed while they run. The survivors
-  // monitor its proxy: their waiting all-reduce fails naming rank 1 and the lost connection,
-  // long before the 60 s per-all-reduce timeout that used to be the only way to find out.
+// Three ranks run all-reduces of `count` elements back to back; rank 1 is killed while they
+// run. The survivors monitor its proxy: their waiting all-reduce fails naming rank 1 and the
+// lost connection, long before the 60 s per-all-reduce timeout that used to be the only way to
+// find out. `extra` picks the path (the ring, or the shared-memory rendezvous).
+void expect_killed_rank_named(const std::string& count, std::vector<std::string> extra) {
   const int n = 3, killed = 1;
   std::vector<std::unique_ptr<TroupeProcess>> ranks;
   std::string peers = "PEERS";
   for (int r = 0; r < n; ++r) {
-    ranks.push_back(std::make_unique<TroupeProcess>(
-        std::vector<std::string>{"collective-peer", "--rank", std::to_string(r), "--size",
-                                 std::to_string(n), "--count", "1M", "--repeat", "1000000",
-                                 "--timeout-ms", "60000"},
-        std::vector<std::string>{"TROUPE_SECRET=ring-test"}));
+    std::vector<std::string> args{"collective-peer",
+                                  "--rank",
+                                  std::to_string(r),
+                                  "--size",
+                                  std::to_string(n),
+                                  "--count",
+                                  count,
+                                  "--repeat",
+                                  "1000000",
+                                  "--timeout-ms",
+                                  "60000"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ranks.push_back(
+        std::make_unique<TroupeProcess>(args, std::vector<std::string>{"TROUPE_SECRET=ring-test"}));
     auto port = ranks.back()->read_line(kTimeout);
     ASSERT_TRUE(port && port->rfind("PORT ", 0) == 0) << ranks.back()->err();
     peers += " " + port->substr(5);
@@ -149,4 +161,29 @@ TEST(CollectiveProcesses, RankKilledMidAllReduceIsNamedByTheOthersAtOnce) {
     ranks[size_t(r)]->write_line("EXIT");
     EXPECT_EQ(ranks[size_t(r)]->wait(kTimeout), 1) << "rank " << r;
   }
+}
+
+TEST(CollectiveProcesses, RankKilledMidAllReduceIsNamedByTheOthersAtOnce) {
+  expect_killed_rank_named("1M", {});
+}
+
+TEST(CollectiveProcesses, RankKilledWhileTheOthersWaitInTheRendezvousIsNamedAtOnce) {
+  expect_killed_rank_named("1000", {"--small-bytes", "64KiB"});
+}
+
+TEST(CollectiveProcesses, SmallAllReducesMeetInSharedMemoryAcrossThreeProcesses) {
+  // 4001 float32 elements (16 004 bytes) fit the 64 KiB slots; the sum is the closed form's.
+  std::vector<std::string> errs;
+  auto results =
+      run_group(3, "ring", 4001, {"--small-bytes", "64KiB", "--repeat", "50"}, -1, &errs);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(results[size_t(r)].line.rfind("RESULT ok", 0), 0u) << results[size_t(r)].line;
+    EXPECT_DOUBLE_EQ(results[size_t(r)].checksum, closed_form_total(3, 4001)) << "rank " << r;
+    EXPECT_THAT(errs[size_t(r)], ::testing::HasSubstr("small all-reduces (<= 65536 bytes) meet "
+                                                      "in shared memory"));
+  }
+  // The same digest on every rank: the rendezvous sums in rank order everywhere.
+  auto digest = [](const std::string& line) { return line.substr(line.rfind(' ') + 1); };
+  EXPECT_EQ(digest(results[0].line), digest(results[1].line));
+  EXPECT_EQ(digest(results[0].line), digest(results[2].line));
 }

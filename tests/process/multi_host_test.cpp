@@ -99,6 +99,8 @@ TEST_F(TwoHosts, WorkersOnTwoAddressesTrainLikeOneProcess) {
   }
   EXPECT_TRUE(contains(servers[0]->err(), "joining 2 worker(s) from " + subnet_ + "1:2222"))
       << servers[0]->err();
+  // Two addresses are two hosts: no shared-memory rendezvous between them.
+  EXPECT_FALSE(contains(servers[0]->err(), "meet in shared memory")) << servers[0]->err();
   write("local");
   TroupeProcess local({"run", experiment});
   ASSERT_EQ(local.wait(std::chrono::seconds(120)), 0) << local.out() << local.err();

@@ -93,6 +93,8 @@ TEST_F(MultiWorker, TwoWorkersTimesTwoReplicasTrainLikeOneProcessTimesFourAndOnl
   EXPECT_TRUE(contains(out, "[worker:0] ")) << out;
   EXPECT_TRUE(contains(out, "[worker:1] ")) << out;
   EXPECT_TRUE(contains(out, "all 2 worker(s) finished")) << out;
+  // The model's 1 KiB of gradients is one pack: it met in the shared-memory rendezvous.
+  EXPECT_TRUE(contains(out, "all-reduces of at most 65536 bytes meet in shared memory")) << out;
   TroupeProcess single({"run", one});
   ASSERT_EQ(run_to_end(single, &out), 0) << out;
   expect_close(final_weights("mw"), final_weights("one"), 1e-5);

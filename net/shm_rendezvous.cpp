@@ -1,0 +1,231 @@
+#include "net/shm_rendezvous.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "core/status.hpp"
+#include "net/shm_futex.hpp"
+
+namespace troupe {
+
+struct ShmRendezvous::Header {
+  uint32_t magic;
+  int32_t ranks;
+  uint64_t slot_bytes;
+  std::atomic<int32_t> attached;
+  std::atomic<int32_t> decision;
+  alignas(64) std::atomic<uint32_t> bell;  // futex word: bumped by every announcement
+  std::atomic<uint32_t> sleepers;          // ranks asleep on `bell`
+};
+
+struct ShmRendezvous::RankState {
+  alignas(64) std::atomic<uint64_t> announced;  // the last call whose slot is filled
+  std::atomic<uint64_t> bytes[2];               // the size of the calls of each parity
+  std::atomic<int32_t> pid;
+};
+
+namespace {
+
+constexpr uint32_t kMagic = 0x7472647a;  // "trdz"
+constexpr size_t kHeaderBytes = 256;
+constexpr size_t kPage = 4096;
+constexpr int kSpins = 2000;      // ~50-100 us of pause: the others are usually that close
+constexpr int kSleepSliceMs = 1;  // how often a sleeping rank asks stop() and the clock
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+size_t data_offset(int ranks) { return round_up(kHeaderBytes + 64 * size_t(ranks), kPage); }
+
+size_t segment_bytes(int ranks, size_t slot_bytes) {
+  return data_offset(ranks) + 2 * size_t(ranks) * slot_bytes;
+}
+
+void* map_segment(int fd, size_t bytes, const std::string& name) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  std::string why = p == MAP_FAILED ? strerror(errno) : "";
+  ::close(fd);
+  if (p == MAP_FAILED)
+    throw unavailable("cannot map shared-memory rendezvous " + name + ": " + why);
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<ShmRendezvous> ShmRendezvous::create(int ranks, size_t slot_bytes) {
+  if (ranks < 1 || ranks > 1024 || slot_bytes == 0 || slot_bytes % 64 != 0)
+    throw invalid_argument("shared-memory rendezvous: " + std::to_string(ranks) +
+                           " ranks with slots of " + std::to_string(slot_bytes) +
+                           " bytes (1..1024 ranks, slots a positive multiple of 64 bytes)");
+  std::random_device entropy;
+  char name[64];
+  std::snprintf(name, sizeof name, "/troupe-rdv-%08x%08x", entropy(), entropy());
+  int fd = ::shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw unavailable(std::string("cannot create shared-memory rendezvous ") + name + ": " +
+                      strerror(errno));
+  std::unique_ptr<ShmRendezvous> r(new ShmRendezvous());
+  r->name_ = name;
+  r->linked_ = true;
+  const size_t bytes = segment_bytes(ranks, slot_bytes);
+  // Reserved now: a sparse segment on a full /dev/shm would SIGBUS at the first write.
+  if (int reserved = ::posix_fallocate(fd, 0, off_t(bytes)); reserved != 0) {
+    ::close(fd);
+    throw unavailable("cannot reserve " + std::to_string(bytes) +
+                      " bytes for shared-memory rendezvous " + r->name_ + ": " +
+                      strerror(reserved));
+  }
+  r->base_ = map_segment(fd, bytes, r->name_);
+  r->mapped_ = bytes;
+  r->header_ = static_cast<Header*>(r->base_);  // zero-filled: counters and decision valid
+  r->header_->ranks = ranks;
+  r->header_->slot_bytes = slot_bytes;
+  std::atomic_thread_fence(std::memory_order_release);
+  reinterpret_cast<std::atomic<uint32_t>*>(&r->header_->magic)->store(kMagic);
+  return r;
+}
+
+std::unique_ptr<ShmRendezvous> ShmRendezvous::open(const std::string& name, int ranks) {
+  int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0)
+    throw unavailable("cannot open shared-memory rendezvous " + name + ": " + strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || size_t(st.st_size) < kHeaderBytes) {
+    ::close(fd);
+    throw unavailable("shared-memory rendezvous " + name + " is too small to be one");
+  }
+  std::unique_ptr<ShmRendezvous> r(new ShmRendezvous());
+  r->name_ = name;
+  r->mapped_ = size_t(st.st_size);
+  r->base_ = map_segment(fd, r->mapped_, name);
+  r->header_ = static_cast<Header*>(r->base_);
+  const uint32_t magic = reinterpret_cast<std::atomic<uint32_t>*>(&r->header_->magic)->load();
+  if (magic != kMagic || r->header_->ranks != ranks ||
+      segment_bytes(ranks, r->header_->slot_bytes) != r->mapped_)
+    throw unavailable("shared-memory rendezvous " + name + " is not one for " +
+                      std::to_string(ranks) + " ranks (" + std::to_string(r->mapped_) + " bytes, " +
+                      std::to_string(r->header_->ranks) + " ranks declared)");
+  return r;
+}
+
+ShmRendezvous::~ShmRendezvous() {
+  unlink();
+  if (base_) ::munmap(base_, mapped_);
+}
+
+int ShmRendezvous::ranks() const { return header_->ranks; }
+size_t ShmRendezvous::slot_bytes() const { return size_t(header_->slot_bytes); }
+
+ShmRendezvous::RankState& ShmRendezvous::state(int rank) const {
+  static_assert(sizeof(Header) <= kHeaderBytes);
+  static_assert(sizeof(RankState) == 64);
+  return *reinterpret_cast<RankState*>(static_cast<char*>(base_) + kHeaderBytes +
+                                       64 * size_t(rank));
+}
+
+char* ShmRendezvous::slot(uint64_t call, int rank) const {
+  const size_t index = size_t(call & 1) * size_t(ranks()) + size_t(rank);
+  return static_cast<char*>(base_) + data_offset(ranks()) + index * slot_bytes();
+}
+
+void ShmRendezvous::attach(int rank) {
+  if (rank < 0 || rank >= ranks())
+    throw invalid_argument("shared-memory rendezvous: rank " + std::to_string(rank) + " of " +
+                           std::to_string(ranks()));
+  state(rank).pid.store(int32_t(::getpid()));
+  header_->attached.fetch_add(1);
+}
+
+int ShmRendezvous::attached() const { return header_->attached.load(); }
+
+void ShmRendezvous::decide(Decision decision) {
+  header_->decision.store(int32_t(decision));
+  header_->bell.fetch_add(1);
+  shm::futex_wake(header_->bell);
+}
+
+ShmRendezvous::Decision ShmRendezvous::decision() const {
+  return Decision(header_->decision.load());
+}
+
+void ShmRendezvous::unlink() {
+  if (linked_) ::shm_unlink(name_.c_str());
+  linked_ = false;
+}
+
+std::vector<const char*> ShmRendezvous::exchange(int rank, const void* data, size_t bytes,
+                                                 std::chrono::milliseconds timeout,
+                                                 const StopFn& stop) {
+  const int n = ranks();
+  if (rank < 0 || rank >= n)
+    throw invalid_argument("shared-memory rendezvous: rank " + std::to_string(rank) + " of " +
+                           std::to_string(n));
+  if (bytes > slot_bytes())
+    throw invalid_argument("shared-memory rendezvous: " + std::to_string(bytes) +
+                           " bytes do not fit a slot of " + std::to_string(slot_bytes()));
+  const uint64_t call = ++calls_;
+  std::memcpy(slot(call, rank), data, bytes);
+  RankState& mine = state(rank);
+  mine.bytes[call & 1].store(bytes, std::memory_order_relaxed);
+  mine.announced.store(call, std::memory_order_release);
+  header_->bell.fetch_add(1, std::memory_order_acq_rel);
+  if (header_->sleepers.load() > 0) shm::futex_wake(header_->bell);
+
+  auto missing = [&] {
+    int first = -1;
+    for (int r = 0; r < n && first < 0; ++r)
+      if (state(r).announced.load(std::memory_order_acquire) < call) first = r;
+    return first;
+  };
+  int waiting_for = missing();
+  for (int i = 0; waiting_for >= 0 && i < kSpins; ++i) {
+    shm::cpu_relax();
+    if ((i & 15) == 15) waiting_for = missing();
+  }
+  for (int i = 0; waiting_for >= 0 && i < 16; ++i) {
+    sched_yield();
+    waiting_for = missing();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (waiting_for >= 0) {
+    header_->sleepers.fetch_add(1);
+    const uint32_t rung = header_->bell.load();
+    waiting_for = missing();
+    if (waiting_for >= 0) shm::futex_wait(header_->bell, rung, kSleepSliceMs);
+    header_->sleepers.fetch_sub(1);
+    waiting_for = missing();
+    if (waiting_for < 0) break;
+    if (stop) {
+      std::string why = stop();
+      if (!why.empty()) throw unavailable(why);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string late;
+      for (int r = 0; r < n; ++r)
+        if (state(r).announced.load() < call)
+          late += (late.empty() ? "" : ", ") + std::to_string(r);
+      throw deadline_exceeded("shared-memory rendezvous call " + std::to_string(call) +
+                              ": rank(s) " + late + " did not arrive within " +
+                              std::to_string(timeout.count()) + " ms");
+    }
+  }
+  std::vector<const char*> slots(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    const uint64_t theirs = state(r).bytes[call & 1].load(std::memory_order_relaxed);
+    if (theirs != bytes)
+      throw invalid_argument("shared-memory rendezvous call " + std::to_string(call) + ": rank " +
+                             std::to_string(r) + " contributed " + std::to_string(theirs) +
+                             " bytes, rank " + std::to_string(rank) + " " + std::to_string(bytes));
+    slots[size_t(r)] = slot(call, r);
+  }
+  return slots;
+}
+
+}  // namespace troupe
