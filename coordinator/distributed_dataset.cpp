@@ -72,6 +72,7 @@ DistributedDataset distribute_across_workers(caf::actor_system& system, Strategy
   config.worker_datasets.push_back(sharded.dataset);
   config.element_spec = distributed_spec(sharded.dataset.element_spec(), w);
   config.count_across_workers = count_across_workers(strategy);
+  config.num_workers = strategy.num_workers();
   return DistributedDataset(system, std::move(config), {sharded.applied}, std::move(warnings));
 }
 
@@ -92,6 +93,7 @@ DistributedDataset from_function_across_workers(caf::actor_system& system, Strat
   config.worker_datasets.push_back(dataset_fn(data::InputContext(w, i, n)));
   config.element_spec = distributed_spec(config.worker_datasets.back().element_spec(), w);
   config.count_across_workers = count_across_workers(strategy);
+  config.num_workers = strategy.num_workers();
   return DistributedDataset(system, std::move(config), {data::AutoShardPolicy::off}, {});
 }
 

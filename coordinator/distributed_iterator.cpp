@@ -256,7 +256,7 @@ const data::ElementSpec& DistributedIterator::element_spec() const {
 int64_t DistributedIterator::num_input_workers() const { return int64_t(impl_->workers.size()); }
 
 int64_t DistributedIterator::num_replicas_in_sync() const {
-  return int64_t(impl_->config.devices.size());
+  return int64_t(impl_->config.devices.size()) * impl_->config.num_workers;
 }
 
 std::string DistributedIterator::save() { return impl_->save(); }

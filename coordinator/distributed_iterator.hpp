@@ -34,6 +34,8 @@ struct DistributedIteratorConfig {
   /// worker got data this step, given this worker's count. Every worker calls it once per step,
   /// so all reach the same end-of-data decision (spec §2.8.4). Unset: this process's count.
   std::function<int64_t(int64_t)> count_across_workers;
+  /// Workers (processes) in sync, this one included: num_replicas_in_sync counts all of theirs.
+  int64_t num_workers = 1;
 };
 
 /// Iterates a distributed dataset: one PerReplica per element component per step.
@@ -57,6 +59,7 @@ class DistributedIterator {
   /// Per-replica element spec (each PerReplica component follows it).
   const data::ElementSpec& element_spec() const;
   int64_t num_input_workers() const;
+  /// Replicas in sync across every worker (TF's value): this process's times the workers.
   int64_t num_replicas_in_sync() const;
   /// The position after the steps handed out so far, of every input worker, as bytes.
   std::string save();

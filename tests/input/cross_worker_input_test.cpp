@@ -68,6 +68,17 @@ std::vector<StepValues> worker_share(const std::vector<StepValues>& steps, int w
   return out;
 }
 
+TEST_F(CrossWorkerInput, TheIteratorCountsEveryWorkersReplicasInSync) {
+  // num_replicas_in_sync is global (2 workers x 2 replicas, mirrored.md §2.5), as the strategy's
+  // is.
+  make_workers(2);
+  auto ds = Dataset::range(0, 16).batch(8);
+  auto dist = experimental_distribute_dataset(runtime.system(), *workers_[0], ds);
+  auto it = dist.make_iterator();
+  EXPECT_EQ(it.num_replicas_in_sync(), 4);
+  EXPECT_EQ(workers_[0]->num_replicas_in_sync(), 4);
+}
+
 TEST_F(CrossWorkerInput, DataShardingGivesEachWorkerItsPiecesOfEveryGlobalBatch) {
   make_workers(1);
   EXPECT_EQ(workers_[0]->num_replicas_in_sync(), 2);
