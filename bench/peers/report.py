@@ -30,7 +30,8 @@ MLP_NAMES = {
     "troupe_run_2": "troupe run, 2 replicas",
     "tensorflow_single": "TensorFlow, no strategy",
     "tensorflow_mirrored": "TensorFlow, MirroredStrategy (2 logical CPUs)",
-    "pytorch_single": "PyTorch, one process",
+    "pytorch_single": "PyTorch, one process, threads = cores",
+    "pytorch_single_1_thread": "PyTorch, one process, 1 thread",
     "pytorch_ddp": "PyTorch DDP (gloo), 2 ranks",
 }
 

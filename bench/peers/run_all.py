@@ -224,6 +224,12 @@ def main():
         "pytorch_single": lambda: last_json(sh([DEBIAN_PYTHON, os.path.join(HERE, "torch_mlp.py"),
                                                 "--ranks", "1", "--spec", spec_path,
                                                 "--cache", cache])),
+        # PyTorch's recommendation (threads = cores) and 1 thread: its OpenMP pool spins, and on
+        # a loaded machine 2 spinning threads measured 5x slower than 1.
+        "pytorch_single_1_thread": lambda: last_json(sh([DEBIAN_PYTHON,
+                                                         os.path.join(HERE, "torch_mlp.py"),
+                                                         "--ranks", "1", "--threads", "1",
+                                                         "--spec", spec_path, "--cache", cache])),
         "pytorch_ddp": lambda: last_json(sh([DEBIAN_PYTHON, os.path.join(HERE, "torch_mlp.py"),
                                              "--ranks", "2", "--spec", spec_path,
                                              "--cache", cache])),

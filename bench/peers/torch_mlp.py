@@ -36,8 +36,8 @@ def build_model(spec, params):
     return torch.nn.Sequential(*layers)
 
 
-def train(rank, world, spec, cache, store_path, out_path):
-    torch.set_num_threads(max(1, os.cpu_count() // world))
+def train(rank, world, threads, spec, cache, store_path, out_path):
+    torch.set_num_threads(threads)
     if world > 1:
         os.environ["GLOO_SOCKET_IFNAME"] = "lo"
         dist.init_process_group("gloo", init_method="file://" + store_path, rank=rank,
@@ -86,21 +86,24 @@ def main():
     ap.add_argument("--ranks", type=int, choices=[1, 2], required=True)
     ap.add_argument("--spec", required=True)
     ap.add_argument("--cache", default=None)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="threads per rank (default: cores / ranks, as PyTorch recommends)")
     args = ap.parse_args()
+    threads = args.threads or max(1, os.cpu_count() // args.ranks)
     spec = json.load(open(args.spec))
     troupe_data.mlp_workload(spec, args.cache)  # fill the cache once, before the ranks start
     with tempfile.TemporaryDirectory() as tmp:
         store, out = os.path.join(tmp, "store"), os.path.join(tmp, "out.json")
         if args.ranks == 1:
-            train(0, 1, spec, args.cache, store, out)
+            train(0, 1, threads, spec, args.cache, store, out)
         else:
-            mp.spawn(train, args=(args.ranks, spec, args.cache, store, out), nprocs=args.ranks)
+            mp.spawn(train, args=(args.ranks, threads, spec, args.cache, store, out), nprocs=args.ranks)
         result = json.load(open(out))
     losses, window = result["losses"], spec["window"]
     print(json.dumps({
-        "peer": "pytorch", "config": "one process" if args.ranks == 1 else
+        "peer": "pytorch", "config": f"one process, {threads} thread(s)" if args.ranks == 1 else
         "DistributedDataParallel, gloo, 2 ranks", "replicas": args.ranks,
-        "version": torch.__version__, "threads_per_rank": max(1, os.cpu_count() // args.ranks),
+        "version": torch.__version__, "threads_per_rank": threads,
         "examples_per_s": spec["timed_steps"] * spec["global_batch"] / result["seconds"],
         "first_loss": float(np.mean(losses[:window])),
         "final_loss": float(np.mean(losses[-window:])),
