@@ -119,9 +119,8 @@ def section(res, results_rel):
     for name, label in ALLREDUCE_NAMES.items():
         rows = rows_of(ar.get(name, {}))
         if not rows:
-            err = ar.get(name, {}).get("error", "not run")
-            out.append(f"| {label} | " + " | ".join(["failed"] * len(sizes)) +
-                       f" |  <!-- {err[:200]} -->")
+            what = "failed" if "error" in ar.get(name, {}) else "not run"
+            out.append(f"| {label} | " + " | ".join([what] * len(sizes)) + " |")
             continue
         cells = [f"{fmt_time(rows[s]['time_us'])}, {rows[s]['busbw_gbps']:.3g} GB/s"
                  if s in rows else "–" for s in sizes]
@@ -159,7 +158,7 @@ def section(res, results_rel):
     for name, label in MLP_NAMES.items():
         r = mlp.get(name, {})
         if "examples_per_s" not in r:
-            out.append(f"| {label} | – | failed | | | | | |")
+            out.append(f"| {label} | – | {'failed' if 'error' in r else 'not run'} | | | | | |")
             continue
         t = mlp.get(f"troupe_run_{r['replicas']}", {})
         ratio = (f"{t['examples_per_s'] / r['examples_per_s']:.2f}x"

@@ -191,13 +191,15 @@ def main():
     only = set(filter(None, args.only.split(",")))
     started = datetime.datetime.now(datetime.timezone.utc)
 
-    log("checking the rebuilt data and weights against troupe's")
+    log("checking the rebuilt data and weights against troupe's, and this script's checks")
     sh([DEBIAN_PYTHON, os.path.join(HERE, "test_troupe_data.py")])
+    sh([DEBIAN_PYTHON, os.path.join(HERE, "test_run_all.py")])
     log("generating the MLP data set (cached)")
     sh([DEBIAN_PYTHON, "-c", f"import sys; sys.path.insert(0, {HERE!r}); import json, "
         f"troupe_data; troupe_data.mlp_workload(json.load(open({os.path.join(HERE, 'mlp_spec.json')!r})), {cache!r})"])
 
     t = args.troupe
+    tools = versions(t)  # before measuring: the commit that was measured
     spec_path = os.path.join(HERE, "mlp_spec.json")
     mpirun = ["mpirun", "--mca", "btl", "self,vader", "--mca", "oob_tcp_if_include", "lo",
               "-np", "2"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
@@ -263,7 +265,7 @@ def main():
         "date": started.strftime("%Y-%m-%d"), "started_utc": started.isoformat(timespec="seconds"),
         "finished_utc": finished.isoformat(timespec="seconds"),
         "minutes": round((finished - started).total_seconds() / 60, 1),
-        "rounds": args.rounds, "machine": machine_facts(), "versions": versions(t),
+        "rounds": args.rounds, "machine": machine_facts(), "versions": tools,
         "load_average_1min": {"min": min(loads), "max": max(loads),
                               "mean": sum(loads) / len(loads)},
         "mlp_spec": spec, "loss_checks": checks, "loss_checks_ok": not failed, **results,
