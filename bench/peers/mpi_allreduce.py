@@ -1,6 +1,8 @@
 """OpenMPI peer: MPI_Allreduce (SUM, float32, in place) through mpi4py on 2 ranks. Start with
-  mpirun -np 2 --mca btl self,vader --mca oob_tcp_if_include lo python3 mpi_allreduce.py
-(OpenMPI's own shared-memory transport between ranks of one host, its daemon on loopback).
+  private_net.sh mpirun -np 2 --mca btl self,vader --mca oob_tcp_if_include lo \
+      python3 mpi_allreduce.py
+(OpenMPI's own shared-memory transport between ranks of one host; mpirun's PMIx server binds
+0.0.0.0, hence the private network namespace with only loopback).
 Rank 0 prints one JSON object (allreduce_common)."""
 import os
 import sys
@@ -28,7 +30,7 @@ def main():
         seconds = comm.allreduce((MPI.Wtime() - start) / reps, op=MPI.MAX)
         rows.append(common.row(size, seconds, ranks))
     if comm.Get_rank() == 0:
-        lib = MPI.Get_library_version().strip().splitlines()[0]
+        lib = MPI.Get_library_version().replace("\x00", "").strip().splitlines()[0]
         common.emit("openmpi", "MPI_Allreduce via mpi4py, 2 processes, btl self,vader", lib,
                     ranks, rows, mpi4py=__import__("mpi4py").__version__)
 

@@ -201,8 +201,10 @@ def main():
     t = args.troupe
     tools = versions(t)  # before measuring: the commit that was measured
     spec_path = os.path.join(HERE, "mlp_spec.json")
-    mpirun = ["mpirun", "--mca", "btl", "self,vader", "--mca", "oob_tcp_if_include", "lo",
-              "-np", "2"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    # In a private network namespace: mpirun's PMIx server listens on 0.0.0.0.
+    mpirun = [os.path.join(HERE, "private_net.sh"), "mpirun", "--mca", "btl", "self,vader",
+              "--mca", "oob_tcp_if_include", "lo", "-np", "2"] + (
+                  ["--allow-run-as-root"] if os.geteuid() == 0 else [])
     allreduce = {
         "troupe_in_process": lambda: last_json(sh([t, "bench", "allreduce", "--json", "--sizes",
                                                    SIZES_ARG, "--replicas", "2"])),
