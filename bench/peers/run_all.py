@@ -17,7 +17,7 @@ import json
 import os
 import platform
 import re
-import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,13 +34,20 @@ def log(msg):
     print(f"[run-all {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def sh(cmd, timeout=900, env=None):
-    """Runs cmd; returns stdout. Fails loudly with the command and its stderr."""
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                       env=dict(os.environ, **(env or {})))
+def sh(cmd, timeout=300, env=None):
+    """Runs cmd in its own process group; returns stdout. Fails loudly with the command and its
+    stderr; past `timeout` seconds kills the whole group (ranks a launcher started included)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **(env or {})), start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise RuntimeError(f"{' '.join(cmd)} ran past {timeout} s and was killed")
     if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited with {p.returncode}:\n{p.stderr[-4000:]}")
-    return p.stdout
+        raise RuntimeError(f"{' '.join(cmd)} exited with {p.returncode}:\n{err[-4000:]}")
+    return out
 
 
 def last_json(text):

@@ -61,6 +61,12 @@ def main():
         expect("exited with 3" in str(e) and "boom" in str(e),
                f"sh()'s error names the status and the stderr: {e}")
 
+    try:
+        run_all.sh([sys.executable, "-c", "import time; time.sleep(60)"], timeout=1)
+        failures.append("sh() waited past its timeout")
+    except RuntimeError as e:
+        expect("ran past 1 s and was killed" in str(e), f"sh()'s timeout error names it: {e}")
+
     yaml = run_all.troupe_experiment_yaml(spec, 2)
     for line in ("seed: 42", "devices: [CPU:0, CPU:1]", "global_batch: 256",
                  "learning_rate: 0.1", "steps: 208", "log_every: 8"):
