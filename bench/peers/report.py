@@ -181,7 +181,7 @@ def section(res, results_rel):
                 f"replicas reached "
                 + (f"{mlp['troupe_run_2']['examples_per_s'] / b2['examples_per_s']:.2f}x of it."
                    if "examples_per_s" in mlp.get("troupe_run_2", {}) else "– (failed).")]
-    # The goals for this comparison.
+    # The goals set for this comparison.
     out += ["", "#### Goals", "",
             "| goal | this run | status |", "|---|---|---|"]
     t2 = mlp.get("troupe_run_2", {}).get("examples_per_s")
