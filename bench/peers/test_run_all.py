@@ -1,0 +1,84 @@
+"""Checks of run_all.py's and troupe_data.py's failure paths and of the experiment run_all gives
+`troupe run` (run by bench/run-all before measuring; python3 bench/peers/test_run_all.py)."""
+import copy
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run_all  # noqa: E402
+import troupe_data  # noqa: E402
+
+failures = []
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def main():
+    spec = json.load(open(os.path.join(HERE, "mlp_spec.json")))
+    ref = {"replicas": 1, "first_loss": 0.6866711, "final_loss": 5.0e-6}
+    close = {"replicas": 2, "first_loss": 0.6866711 + 5e-6, "final_loss": 5.0e-6 + 9e-6}
+    far = {"replicas": 1, "first_loss": 0.6866711 + 2e-5, "final_loss": 5.0e-6}
+    checks, failed = run_all.check_losses({"troupe_run_1": ref, "close": close}, spec)
+    expect(not failed and all(c["ok"] for c in checks) and len(checks) == 2,
+           f"losses within 1e-5 must pass: {checks}")
+    checks, failed = run_all.check_losses({"troupe_run_1": ref, "far": far}, spec)
+    bad = [c for c in checks if not c["ok"]]
+    expect(failed and len(bad) == 1 and bad[0]["name"] == "far" and
+           bad[0]["loss"] == "first_loss", f"a first loss 2e-5 off must fail, by name: {checks}")
+    checks, failed = run_all.check_losses({"far": far}, spec)
+    expect(failed and checks[0].get("error") == "no reference run",
+           f"without troupe's run the check must fail and say so: {checks}")
+    checks, failed = run_all.check_losses({"troupe_run_1": {"error": "exit 1"}, "far": far}, spec)
+    expect(failed and checks[0].get("error") == "no reference run",
+           f"a failed troupe run must fail the check: {checks}")
+
+    big = copy.deepcopy(spec)
+    big["timed_steps"] = 1000
+    try:
+        troupe_data.mlp_workload(big)
+        failures.append("mlp_workload accepted more steps than examples")
+    except ValueError as e:
+        expect("exceed examples=60000" in str(e) and "wrap around" in str(e),
+               f"mlp_workload's error names the problem: {e}")
+
+    odd = copy.deepcopy(spec)
+    odd["warmup_steps"] = 5
+    try:
+        run_all.troupe_run("/nonexistent/troupe", odd, 1)
+        failures.append("troupe_run accepted a warm-up that is not a multiple of the window")
+    except ValueError as e:
+        expect("multiples of window" in str(e), f"troupe_run's error names the problem: {e}")
+
+    try:
+        run_all.sh([sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"])
+        failures.append("sh() accepted a failing command")
+    except RuntimeError as e:
+        expect("exited with 3" in str(e) and "boom" in str(e),
+               f"sh()'s error names the status and the stderr: {e}")
+
+    try:
+        run_all.sh([sys.executable, "-c", "import time; time.sleep(60)"], timeout=1)
+        failures.append("sh() waited past its timeout")
+    except RuntimeError as e:
+        expect("ran past 1 s and was killed" in str(e), f"sh()'s timeout error names it: {e}")
+
+    yaml = run_all.troupe_experiment_yaml(spec, 2)
+    for line in ("seed: 42", "devices: [CPU:0, CPU:1]", "global_batch: 256",
+                 "learning_rate: 0.1", "steps: 208", "log_every: 8"):
+        expect(line in yaml, f"the experiment for troupe run lacks '{line}':\n{yaml}")
+    expect("shuffle" not in yaml, "the peers read the data in order: troupe must not shuffle")
+
+    for f in failures:
+        print("FAIL: " + f, file=sys.stderr)
+    if failures:
+        sys.exit(1)
+    print("run_all: loss checks, input checks and the troupe experiment behave")
+
+
+if __name__ == "__main__":
+    main()
