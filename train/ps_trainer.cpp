@@ -1,5 +1,7 @@
 #include "train/ps_trainer.hpp"
 
+#include <cmath>
+
 #include "core/status.hpp"
 
 namespace troupe {
@@ -97,6 +99,12 @@ std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tens
   if (sync_) local_step = sync_->take_token();
   Ops ops(*strategy_.kernels());
   ModelOutput out = model_->compute(ops, pull(), batch[0], batch[1], rows);
+  // TerminateOnNaN: a non-finite loss stops the training (the coordinator raises it on join)
+  // before any gradient of it reaches the shards.
+  if (!std::isfinite(out.stats.loss_sum))
+    throw failed_precondition("step " + std::to_string(ctx.step_id()) + " on worker " +
+                              std::to_string(ctx.worker()) + ": the loss is not finite (" +
+                              std::to_string(out.stats.loss_sum) + "); nothing was applied");
   if (!sync_) {
     apply(out.grads);
   } else {

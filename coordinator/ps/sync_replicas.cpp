@@ -57,6 +57,7 @@ struct SyncState {
   std::vector<std::vector<Tensor>> row_ids;  // row gradients: every accepted offer's rows
   std::vector<std::vector<Tensor>> row_values;
   int64_t tokens_to_release = 0;
+  bool in_step = false;  // a gradient of the current step was accepted
 
   void serve_waiting() {
     while (!waiting.empty()) {
@@ -67,17 +68,33 @@ struct SyncState {
     }
   }
 
-  void add(sync_offer_msg& m) {
+  // Throws invalid_argument when `m` does not match the step's earlier offers (nothing changes).
+  void check(const sync_offer_msg& m) const {
     if (m.values.size() != m.indices.size())
       throw invalid_argument("sync offer: " + std::to_string(m.values.size()) + " gradients, " +
                              std::to_string(m.indices.size()) + " index tensors");
-    if (accumulator.accepted() == 0) {
+    if (!in_step) return;
+    if (m.values.size() != sums.size())
+      throw invalid_argument("sync offer of " + std::to_string(m.values.size()) +
+                             " gradients for a step accumulating " + std::to_string(sums.size()));
+    for (size_t k = 0; k < m.values.size(); ++k) {
+      const Tensor& g = m.values[k];
+      if (sums[k].defined() &&
+          (m.indices[k].defined() || sums[k].shape() != g.shape() || sums[k].dtype() != g.dtype()))
+        throw invalid_argument("sync offer: gradient " + std::to_string(k) + " is " +
+                               g.description() + ", the step accumulates " + sums[k].description());
+      if (!sums[k].defined() && !m.indices[k].defined())
+        throw invalid_argument("sync offer: gradient " + std::to_string(k) +
+                               " is dense, the step accumulates rows");
+    }
+  }
+
+  void add(sync_offer_msg& m) {
+    if (!in_step) {
       sums.assign(m.values.size(), Tensor());
       row_ids.assign(m.values.size(), {});
       row_values.assign(m.values.size(), {});
-    } else if (m.values.size() != sums.size()) {
-      throw invalid_argument("sync offer of " + std::to_string(m.values.size()) +
-                             " gradients for a step accumulating " + std::to_string(sums.size()));
+      in_step = true;
     }
     Ops ops(*kernels);
     for (size_t k = 0; k < m.values.size(); ++k) {
@@ -87,10 +104,6 @@ struct SyncState {
       } else if (!sums[k].defined()) {
         sums[k] = m.values[k].clone();
       } else {
-        if (sums[k].shape() != m.values[k].shape() || sums[k].dtype() != m.values[k].dtype())
-          throw invalid_argument("sync offer: gradient " + std::to_string(k) + " is " +
-                                 m.values[k].description() + ", the step accumulates " +
-                                 sums[k].description());
         ops.add(sums[k], m.values[k], sums[k]);
       }
     }
@@ -134,6 +147,7 @@ struct SyncState {
     sums.clear();
     row_ids.clear();
     row_values.clear();
+    in_step = false;
   }
 };
 
@@ -153,6 +167,7 @@ caf::behavior sync_replicas_actor(caf::stateful_actor<std::shared_ptr<SyncState>
         sync_offer_reply_msg reply;
         reply.global_step = s.accumulator.global_step();
         try {
+          s.check(m);
           if (!s.accumulator.offer(m.local_step)) return reply;  // stale: dropped
           s.add(m);
         } catch (const Error& e) {

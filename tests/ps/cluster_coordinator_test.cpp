@@ -236,12 +236,14 @@ TEST_F(ClusterCoordinatorTest, AKilledWorkersClosuresRunOnALiveWorkerExactlyOnce
 TEST_F(ClusterCoordinatorTest, WithEveryWorkerGoneJoinSaysSo) {
   start(1);
   ClusterCoordinator c(*sys_, {1, 1, 1});
-  Gate gate;
+  Gate started, gate;
   c.register_step("wait", [&](StepContext&, const std::vector<Tensor>&) {
+    started.open();
     gate.wait();
     return std::vector<Tensor>{};
   });
   RemoteValue running = c.schedule("wait");
+  started.wait();  // the worker runs it: the kill lands behind it
   caf::anon_send_exit(c.worker(0), caf::exit_reason::kill);
   RemoteValue stranded = c.schedule("wait");
   gate.open();

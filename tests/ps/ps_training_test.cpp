@@ -91,7 +91,8 @@ class PsTraining : public InProcessCluster {
 
   double eval_loss(const PsTrainer& trainer, const Model& m) {
     auto data = ratings.all();
-    Ops ops(*default_kernels());
+    auto kernels = default_kernels();
+    Ops ops(*kernels);
     auto out = m.compute(ops, trainer.parameters(), data[0], data[1], data[0].shape()[0], false);
     return out.stats.loss_sum / double(out.stats.rows);
   }
