@@ -44,7 +44,7 @@ struct State {
   mutable std::mutex mutex;
   std::condition_variable changed;
   std::map<std::string, RemoteStepFn> steps;
-  std::vector<DatasetFn> datasets;
+  std::vector<PerWorkerDatasetFn> datasets;
   std::deque<std::shared_ptr<Closure>> queue;
   std::map<uint64_t, std::shared_ptr<Closure>> running;  // step id -> closure sent to a worker
   std::vector<WorkerSlot> workers;
@@ -98,7 +98,7 @@ struct State {
     WorkerSlot& slot = workers.at(size_t(w));
     auto it = slot.iterators.find(dataset);
     if (it == slot.iterators.end()) {
-      DatasetFn make;
+      PerWorkerDatasetFn make;
       {
         std::lock_guard<std::mutex> lock(mutex);
         if (dataset < 0 || dataset >= int64_t(datasets.size()))
@@ -333,7 +333,7 @@ std::vector<std::vector<Tensor>> ClusterCoordinator::fetch(const std::vector<Rem
   return out;
 }
 
-PerWorkerDataset ClusterCoordinator::create_per_worker_dataset(DatasetFn fn) {
+PerWorkerDataset ClusterCoordinator::create_per_worker_dataset(PerWorkerDatasetFn fn) {
   if (!fn) throw invalid_argument("create_per_worker_dataset needs a dataset function");
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->datasets.push_back(std::move(fn));

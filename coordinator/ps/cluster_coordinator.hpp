@@ -72,7 +72,7 @@ using RemoteStepFn = std::function<std::vector<Tensor>(StepContext&, const std::
 /// An iterator: each call returns the next element; out_of_range at the end.
 using ElementFn = std::function<std::vector<Tensor>()>;
 /// Makes worker `worker`'s iterator.
-using DatasetFn = std::function<ElementFn(int worker)>;
+using PerWorkerDatasetFn = std::function<ElementFn(int worker)>;
 
 /// The result of a scheduled closure (TF's RemoteValue).
 class RemoteValue {
@@ -129,7 +129,7 @@ class ClusterCoordinator {
   /// fetch() of each value, in order.
   static std::vector<std::vector<Tensor>> fetch(const std::vector<RemoteValue>& values);
   /// A dataset made on each worker by `fn(worker_index)` when a step first draws from it.
-  PerWorkerDataset create_per_worker_dataset(DatasetFn fn);
+  PerWorkerDataset create_per_worker_dataset(PerWorkerDatasetFn fn);
 
   int num_workers() const;
   /// Workers not known to be gone.

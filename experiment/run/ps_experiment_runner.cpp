@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 
 #include <caf/all.hpp>
 
 #include "actors/ps_shard.hpp"
 #include "coordinator/ps/cluster_coordinator.hpp"
 #include "coordinator/ps/parameter_server_strategy.hpp"
+#include "experiment/checkpoint/checkpoint.hpp"
 #include "experiment/ps_layout.hpp"
 #include "experiment/run/event_writer.hpp"
 #include "experiment/run/experiment_input.hpp"
@@ -40,12 +42,9 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
     throw unimplemented(
         "strategy.kind parameter_server runs its workers in this process (troupe run); as one "
         "worker of a troupe server cluster it is not supported yet");
-  if (e.train().checkpoint_every() > 0)
-    throw unimplemented(
-        "train.checkpoint_every: checkpoints of parameter_server runs are not implemented yet; "
-        "remove it");
   if (options.resume)
-    throw unimplemented("--resume: parameter_server runs write no checkpoints yet");
+    throw unimplemented(
+        "--resume: parameter_server runs write checkpoints but cannot resume from them yet");
   if (!options.timeline_path.empty())
     throw unimplemented("--timeline is not supported for parameter_server runs yet");
   if (!e.train().step().empty() && e.train().step() != "train_step")
@@ -62,6 +61,21 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
     throw invalid_argument("data.global_batch " + std::to_string(e.data().global_batch()) +
                            " does not split evenly over strategy.workers " +
                            std::to_string(ps.workers()));
+}
+
+// Every variable and slot, pulled from the shards between steps (the run joins first), and
+// the optimizer's update count, in the checkpoint format of the other strategies.
+std::string save(PsTrainer& trainer, const std::string& dir, int64_t step, int64_t keep) {
+  std::map<std::string, Tensor> tensors;
+  auto& opt = trainer.optimizer();
+  for (size_t i = 0; i < trainer.variables().size(); ++i) {
+    auto& v = trainer.variables()[i];
+    tensors.emplace(v.name(), v.storage().read(0));
+    for (auto& slot : opt.slot_names())
+      tensors.emplace(opt.slot(i, slot).name(), opt.slot(i, slot).storage().read(0));
+  }
+  tensors.emplace("optimizer/iterations", Tensor::from_scalar<int64_t>(trainer.updates_applied()));
+  return checkpoint::write_checkpoint(dir, step, tensors, {}, {keep});
 }
 
 }  // namespace
@@ -86,6 +100,7 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   const int64_t total = options.steps > 0 ? options.steps : e.train().steps();
   const int64_t log_every = e.train().log_every() > 0 ? e.train().log_every() : total;
   const int64_t global_batch = e.data().global_batch();
+  const int64_t checkpoint_every = e.train().checkpoint_every();
 
   Shards shards;
   auto kernels = default_kernels();
@@ -128,7 +143,8 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
       break;
     }
     const auto window_start = Clock::now();
-    const int64_t window = std::min(log_every - step % log_every, total - step);
+    int64_t window = std::min(log_every - step % log_every, total - step);
+    if (checkpoint_every > 0) window = std::min(window, checkpoint_every - step % checkpoint_every);
     std::vector<RemoteValue> values;
     for (int64_t k = 0; k < window * workers; ++k) values.push_back(trainer.schedule_step(data));
     coordinator.join();
@@ -143,11 +159,17 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
         std::max(std::chrono::duration<double>(Clock::now() - window_start).count(), 1e-9);
     point = {step, total, loss / std::max(rows, 1.0), -1, double(window) / seconds, rows / seconds};
     progress.tick(point);
-    progress.log(point);
-    events.add_scalars(
-        step, {{"loss", float(point.loss)}, {"examples_per_second", float(point.examples_per_s)}});
+    if (step % log_every == 0 || step == total) {
+      progress.log(point);
+      events.add_scalars(step, {{"loss", float(point.loss)},
+                                {"examples_per_second", float(point.examples_per_s)}});
+    }
+    if (checkpoint_every > 0 && step % checkpoint_every == 0 && step != total)
+      summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep());
   }
   progress.finish();
+  // At the end, and when stopped: nothing trained is lost.
+  summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep());
   events.close();
   const double elapsed =
       std::max(std::chrono::duration<double>(Clock::now() - run_start).count(), 1e-9);

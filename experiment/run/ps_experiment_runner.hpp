@@ -5,7 +5,7 @@
 // One run step is one closure per worker, each on its own share of data.global_batch
 // (global_batch / workers examples from that worker's pipeline); async mode applies every
 // closure's gradients, sync mode averages replicas_to_aggregate of them per update. Progress,
-// metrics.csv and TensorBoard events are written as for the other strategies.
+// metrics.csv, TensorBoard events and checkpoints are written as for the other strategies.
 
 #include <caf/fwd.hpp>
 
@@ -15,9 +15,11 @@
 
 namespace troupe {
 
-/// Runs `experiment` (strategy.kind parameter_server). Throws unimplemented naming what this
-/// run cannot do yet: checkpoints (train.checkpoint_every, --resume), a timeline, or running as
-/// one worker of a `troupe server` cluster.
+/// Runs `experiment` (strategy.kind parameter_server). Checkpoints (every
+/// train.checkpoint_every steps and at the end) hold every variable and slot pulled from the
+/// shards and optimizer/iterations. Throws unimplemented naming what this run cannot do yet:
+/// --resume, a timeline, train.on_nan other than stop, steps_per_execution, another train.step,
+/// or running as one worker of a `troupe server` cluster.
 RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment& experiment,
                              const RunOptions& options);
 
