@@ -103,8 +103,9 @@ std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tens
   // before any gradient of it reaches the shards.
   if (!std::isfinite(out.stats.loss_sum))
     throw failed_precondition("step " + std::to_string(ctx.step_id()) + " on worker " +
-                              std::to_string(ctx.worker()) + ": the loss is not finite (" +
-                              std::to_string(out.stats.loss_sum) + "); nothing was applied");
+                              std::to_string(ctx.worker()) + ": the loss is " +
+                              (std::isnan(out.stats.loss_sum) ? "NaN" : "infinite") +
+                              "; nothing was applied");
   if (!sync_) {
     apply(out.grads);
   } else {

@@ -175,6 +175,44 @@ TEST_F(ParameterServerStrategyTest, ConstructionErrorsNameTheProblem) {
             std::string::npos);
 }
 
+TEST_F(ParameterServerStrategyTest, ShardedStorageErrorsNameTheVariable) {
+  start(2);
+  ParameterServerStrategyOptions o;
+  o.partitioner = [](const Shape& shape, DType dtype) {
+    return FixedShardsPartitioner(2)(shape, dtype);
+  };
+  ParameterServerStrategy s(*sys_, ps, o);
+  auto scope = s.scope();
+  auto table = s.create_variable("table", floats({4, 1}, {1, 2, 3, 4}));
+  auto bias = s.create_variable("bias", Tensor::from_scalar<float>(0.f));
+  auto& storage = table.storage();
+  EXPECT_EQ(error_of([&] { storage.read(1); }),
+            "read of copy 1 of sharded variable 'table': it lives once, on its ps shards");
+  EXPECT_EQ(error_of([&] { storage.write(0, VariableWrite::scatter_add, {rows({1})}); }),
+            "write of sharded variable 'table' takes 2 tensor(s), got 1");
+  EXPECT_EQ(error_of([&] { storage.local_copies(); }),
+            "sharded variable 'table' lives on ps shards: it has no copy in this process to "
+            "update in place");
+  UpdateRule momentum;
+  momentum.kind = OptimizerKind::momentum;
+  EXPECT_EQ(error_of([&] {
+              storage.apply_update(0, momentum, {&bias.storage()}, Tensor(),
+                                   floats({4, 1}, {1, 1, 1, 1}));
+            }),
+            "optimizer slot 'bias' of sharded variable 'table' is not sharded beside it: slots "
+            "must be created colocated");
+  auto& sharded = dynamic_cast<ShardedStorage&>(storage).sharded();
+  EXPECT_EQ(
+      error_of([&] {
+        ShardedVariable::create_colocated(s.client(), sharded, "slot", floats({2, 1}, {0, 0}));
+      }),
+      "variable 'slot' colocated with sharded variable 'table' [4, 1] needs a value of that "
+      "shape, got float32[2, 1]");
+  // Whole-variable writes split by rows.
+  storage.write(0, VariableWrite::add, {floats({4, 1}, {1, 1, 1, 1})});
+  EXPECT_EQ(storage.read(0).to_vector<float>(), (std::vector<float>{2, 3, 4, 5}));
+}
+
 TEST_F(ParameterServerStrategyTest, GreedyPlacementBalancesBytes) {
   start(2);
   ParameterServerStrategyOptions o;

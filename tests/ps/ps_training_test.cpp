@@ -4,6 +4,7 @@
 // loss threshold.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "coordinator/ps/cluster_coordinator.hpp"
@@ -158,6 +159,36 @@ TEST_F(PsTraining, MatrixFactorisationSyncAveragesTwoReplicasPerStep) {
   EXPECT_EQ(trainer.updates_applied(), 200);
   EXPECT_LT(after, 0.05) << "before " << before << ", last training batches " << last;
   EXPECT_LT(after, 0.2 * before);
+}
+
+TEST_F(PsTraining, ANonFiniteLossStopsTrainingBeforeAnythingIsApplied) {
+  ParameterServerStrategy s(*sys_, ps);
+  ClusterCoordinator c(*sys_, {1, 1, 1});
+  auto m = model();
+  PsTrainer trainer(s, c, m, {});
+  auto before = trainer.parameters();
+  PerWorkerDataset nan_labels = c.create_per_worker_dataset([](int) {
+    return ElementFn([] {
+      return std::vector<Tensor>{Tensor::from_vector<int64_t>({1, 2}, {0, 0}),
+                                 floats({1}, {std::nanf("")})};
+    });
+  });
+  RemoteValue step = trainer.schedule_step(nan_labels);
+  EXPECT_EQ(error_of([&] { c.join(); }),
+            "step 1 on worker 0: the loss is NaN; nothing was applied");
+  EXPECT_EQ(trainer.updates_applied(), 0);
+  EXPECT_TRUE(trainer.parameters()[0].bitwise_equal(before[0]));
+}
+
+TEST_F(PsTraining, AStepNeedsADatasetOfThisCoordinator) {
+  ParameterServerStrategy s(*sys_, ps);
+  ClusterCoordinator c(*sys_, {1, 1, 1});
+  PsTrainer trainer(s, c, model(), {});
+  RemoteValue bad = c.schedule("train_step", {Tensor::from_vector<int64_t>({1}, {7})});
+  EXPECT_EQ(error_of([&] { c.join(); }),
+            "per-worker dataset 7 was not created by this coordinator");
+  c.schedule("train_step", {});
+  EXPECT_EQ(error_of([&] { c.join(); }), "step 'train_step' takes one per-worker dataset id");
 }
 
 TEST_F(PsTraining, ModeAndSyncSettingsAreChecked) {

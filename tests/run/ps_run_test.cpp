@@ -101,6 +101,16 @@ TEST_F(PsRun, WhatItCannotDoYetIsRefusedByName) {
       "global_batch: 64}\noptimizer: {kind: sgd, learning_rate: 0.1}\ntrain: {steps: 5}\n");
   EXPECT_EQ(error_of([&] { run(runtime, odd, dir + "/odd"); }),
             "data.global_batch 64 does not split evenly over strategy.workers 3");
+  auto skip = e;
+  skip.mutable_train()->set_on_nan("skip_step");
+  EXPECT_EQ(error_of([&] { run(runtime, skip, dir + "/skip"); }),
+            "train.on_nan: parameter_server runs stop at a non-finite loss; 'skip_step' is not "
+            "supported for them yet");
+  auto chunked = e;
+  chunked.mutable_train()->set_steps_per_execution(4);
+  EXPECT_EQ(error_of([&] { run(runtime, chunked, dir + "/chunked"); }),
+            "train.steps_per_execution: parameter_server runs schedule one step per closure; "
+            "remove it");
 }
 
 }  // namespace
