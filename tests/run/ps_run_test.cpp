@@ -53,7 +53,7 @@ proto::Experiment ps_experiment(const std::string& data, const std::string& stra
       "], features: {ids: {dtype: int64, shape: [2]}, rating: {dtype: float32}}, label: rating, "
       "global_batch: 64, shuffle: true}\n"
       "optimizer: {kind: adagrad, learning_rate: 0.5}\n"
-      "train: {steps: 150, log_every: 50, checkpoint_every: 100}\n");
+      "train: {steps: 150, log_every: 50, checkpoint_every: 100, checkpoint_dir: runs/ps}\n");
 }
 
 class PsRun : public ::testing::Test {
