@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <random>
 
 #include <boost/program_options.hpp>
 
@@ -30,6 +31,9 @@ struct SynthesizeOptions {
   int64_t shards = 4;
   uint64_t seed = 1;
   double separation = 3.0;
+  int64_t users = 100;  // ratings
+  int64_t items = 100;  // ratings
+  int64_t rank = 2;     // ratings: width of the hidden factors
   std::string out;
 };
 
@@ -82,8 +86,46 @@ void usage(const po::options_description& options) {
                "Writes S TFRecord shards DIR/train-0000s-of-0000S.tfrecord of tf.train.Example\n"
                "records {x: float32[F], label: int64} (Gaussian blobs, one per class; the same\n"
                "data as `data: {kind: synthetic_classification}` with that seed), and prints the\n"
-               "`data:` section that reads them.\n\n"
+               "`data:` section that reads them. --kind ratings writes {ids: int64[2],\n"
+               "rating: float32} of random (user, item) pairs rated by hidden rank-R factors\n"
+               "(--users U --items I --rank R), for the embedding model.\n\n"
             << options << std::flush;
+}
+
+// Examples {ids: int64_list[user, item], rating: float_list[1]} of random (user, item) pairs,
+// rated by a hidden rank-`rank` factorisation: rating = <factor_u, factor_i>, factors uniform in
+// [-1, 1] — what the embedding (matrix factorisation) model can learn exactly.
+std::vector<std::string> write_ratings(const SynthesizeOptions& o) {
+  std::mt19937_64 rng(o.seed);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  std::vector<float> users(size_t(o.users * o.rank)), items(size_t(o.items * o.rank));
+  for (auto& x : users) x = uniform(rng);
+  for (auto& x : items) x = uniform(rng);
+  fs::create_directories(o.out);
+  std::vector<std::string> written;
+  for (int64_t s = 0; s < o.shards; ++s) {
+    const int64_t begin = o.examples * s / o.shards, end = o.examples * (s + 1) / o.shards;
+    const fs::path final_path = fs::path(o.out) / shard_name(s, o.shards);
+    const fs::path temp_path = final_path.string() + ".tmp-" + std::to_string(::getpid());
+    {
+      data::TFRecordWriter writer(temp_path.string());
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t u = int64_t(rng() % uint64_t(o.users)),
+                      v = int64_t(rng() % uint64_t(o.items));
+        float rating = 0;
+        for (int64_t k = 0; k < o.rank; ++k)
+          rating += users[size_t(u * o.rank + k)] * items[size_t(v * o.rank + k)];
+        data::Example example;
+        example["ids"] = data::Feature::of_int64s({u, v});
+        example["rating"] = data::Feature::of_floats({rating});
+        writer.write(data::encode_example(example));
+      }
+      writer.close();
+    }
+    fs::rename(temp_path, final_path);
+    written.push_back(final_path.string());
+  }
+  return written;
 }
 
 }  // namespace
@@ -92,14 +134,18 @@ int run_data_command(const std::vector<std::string>& args) {
   SynthesizeOptions o;
   po::options_description options("troupe data synthesize options");
   options.add_options()("out", po::value(&o.out), "directory for the shards (created)")(
-      "kind", po::value(&o.kind)->default_value(o.kind), "data set kind: classification")(
+      "kind", po::value(&o.kind)->default_value(o.kind), "data set kind: classification, ratings")(
       "examples", po::value(&o.examples)->default_value(o.examples), "examples in all")(
       "features", po::value(&o.features)->default_value(o.features), "float32 features each")(
       "classes", po::value(&o.classes)->default_value(o.classes), "label values 0..C-1")(
       "shards", po::value(&o.shards)->default_value(o.shards), "number of files")(
       "seed", po::value(&o.seed)->default_value(o.seed), "generator seed")(
       "separation", po::value(&o.separation)->default_value(o.separation),
-      "stddev of the class means (larger: easier)")("help,h", "show this help");
+      "stddev of the class means (larger: easier)")(
+      "users", po::value(&o.users)->default_value(o.users), "ratings: user ids 0..U-1")(
+      "items", po::value(&o.items)->default_value(o.items), "ratings: item ids 0..I-1")(
+      "rank", po::value(&o.rank)->default_value(o.rank), "ratings: width of the hidden factors")(
+      "help,h", "show this help");
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     usage(options);
     return args.empty() ? 2 : 0;
@@ -117,8 +163,8 @@ int run_data_command(const std::vector<std::string>& args) {
   }
   po::notify(vm);
   if (o.out.empty()) throw po::error("--out DIR is required");
-  if (o.kind != "classification")
-    throw po::error("--kind: unknown kind '" + o.kind + "' (known: classification)");
+  if (o.kind != "classification" && o.kind != "ratings")
+    throw po::error("--kind: unknown kind '" + o.kind + "' (known: classification, ratings)");
   if (o.examples < 1) throw po::error("--examples must be >= 1");
   if (o.features < 1) throw po::error("--features must be >= 1");
   if (o.classes < 2) throw po::error("--classes must be >= 2");
@@ -127,6 +173,19 @@ int run_data_command(const std::vector<std::string>& args) {
                     ")");
   if (!(o.separation > 0)) throw po::error("--separation must be > 0");
 
+  if (o.kind == "ratings") {
+    if (o.users < 1 || o.items < 1 || o.rank < 1)
+      throw po::error("--users, --items and --rank must be >= 1");
+    auto files = write_ratings(o);
+    std::printf("wrote %lld ratings in %zu shard(s) to %s\n", static_cast<long long>(o.examples),
+                files.size(), o.out.c_str());
+    std::printf("data:\n  kind: tfrecord\n  files:\n");
+    for (const auto& f : files) std::printf("    - %s\n", f.c_str());
+    std::printf(
+        "  features: {ids: {dtype: int64, shape: [2]}, rating: {dtype: float32}}\n"
+        "  label: rating\n");
+    return 0;
+  }
   auto files = write_classification(o);
   std::printf("wrote %lld examples in %zu shard(s) to %s\n", static_cast<long long>(o.examples),
               files.size(), o.out.c_str());

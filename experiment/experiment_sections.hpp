@@ -9,6 +9,10 @@ namespace troupe::experiment {
 
 /// strategy: kind, devices, cross_device_ops.
 void read_strategy(const Field& field, SourceMap& source, proto::StrategySpec* out);
+/// The parameter_server keys of the strategy mapping (num_ps, workers, partitioner, placement,
+/// mode, replicas_to_aggregate, total_num_replicas, replication); another kind with any of them
+/// is refused naming the key.
+void read_parameter_server(const MapFields& strategy, SourceMap& source, proto::StrategySpec* out);
 /// model: kind and the sizes that kind needs.
 void read_model(const Field& field, SourceMap& source, proto::ModelSpec* out);
 /// data: kind, sizes, files, features.

@@ -6,6 +6,7 @@
 #include "core/device_spec.hpp"
 #include "experiment/experiment_file.hpp"
 #include "experiment/experiment_sections.hpp"
+#include "experiment/ps_layout.hpp"
 
 namespace troupe::experiment {
 namespace {
@@ -46,8 +47,8 @@ std::vector<PlannedVariable> model_variables(const proto::ModelSpec& model) {
     }
     add_dense(out, layer, model.hidden().empty(), in, model.classes());
   } else if (kind == "embedding") {
-    out.push_back(variable("user_embedding", Shape{model.num_users(), model.embedding_dim()}));
-    out.push_back(variable("item_embedding", Shape{model.num_items(), model.embedding_dim()}));
+    out.push_back(variable("embedding/users", Shape{model.num_users(), model.embedding_dim()}));
+    out.push_back(variable("embedding/items", Shape{model.num_items(), model.embedding_dim()}));
   } else {
     throw invalid_argument("model.kind: unknown model kind \"" + kind + "\"");
   }
@@ -78,6 +79,17 @@ ExperimentPlan make_plan(const proto::Experiment& experiment) {
   worker.prefetch = std::max<int64_t>(1, experiment.data().prefetch());
   plan.input_workers.push_back(worker);
   plan.variables = model_variables(experiment.model());
+  if (plan.strategy == "parameter_server") {
+    // The variables live once, on the ps tasks; the coordinator's CPU:0 holds no copy.
+    plan.variables = plan_ps_variables(experiment, std::move(plan.variables));
+    for (auto& v : plan.variables) {
+      plan.parameters += v.shape.num_elements();
+      plan.variable_bytes += v.bytes;
+    }
+    plan.memory = estimate_memory(experiment);
+    plan.available_memory = available_memory_bytes();
+    return plan;
+  }
   for (auto& v : plan.variables) {
     for (const auto& replica : plan.replicas) {
       std::string name =

@@ -34,6 +34,16 @@ struct PlannedComponent {
   std::string device;
 };
 
+/// One part of a variable on a ps task (strategy parameter_server); a variable the partitioner
+/// does not split is one part named like it.
+struct PlannedPart {
+  std::string name;  ///< `<name>/part_<i>` when split, else `<name>`
+  Shape shape;
+  std::vector<int64_t> offset;  ///< first element of the part in the whole variable
+  int64_t task = 0;             ///< ps task index
+  std::string device;           ///< "/job:ps/replica:0/task:<k>/device:CPU:0"
+};
+
 /// A model variable: its full-size layout and where its copies live.
 struct PlannedVariable {
   std::string name;
@@ -41,6 +51,8 @@ struct PlannedVariable {
   Shape shape;
   int64_t bytes = 0;  ///< bytes of one copy
   std::vector<PlannedComponent> components;
+  std::vector<PlannedPart> parts;  ///< parameter_server: the parts on the ps tasks
+  std::string colocated_with;      ///< parameter_server: an optimizer slot's variable
 };
 
 /// The whole plan of one experiment.

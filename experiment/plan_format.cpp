@@ -39,7 +39,19 @@ std::string plan_to_json(const ExperimentPlan& plan) {
     json.end_array().key("bytes").integer(v.bytes).key("components").begin_array();
     for (const auto& c : v.components)
       json.begin_object().key("name").string(c.name).key("device").string(c.device).end_object();
-    json.end_array().end_object();
+    json.end_array();
+    if (plan.strategy == "parameter_server") {
+      json.key("colocated_with").string(v.colocated_with).key("parts").begin_array();
+      for (const auto& p : v.parts) {
+        json.begin_object().key("name").string(p.name).key("shape").begin_array();
+        for (int64_t d : p.shape.dims()) json.integer(d);
+        json.end_array().key("offset").begin_array();
+        for (int64_t o : p.offset) json.integer(o);
+        json.end_array().key("task").integer(p.task).key("device").string(p.device).end_object();
+      }
+      json.end_array();
+    }
+    json.end_object();
   }
   json.end_array();
   json.key("parameters").integer(plan.parameters);
@@ -87,6 +99,12 @@ std::string plan_to_table(const ExperimentPlan& plan) {
                   static_cast<long long>(v.bytes), v.components.size());
     out << line;
   }
+  for (const auto& v : plan.variables)
+    for (const auto& p : v.parts) {
+      std::snprintf(line, sizeof line, "    %-30s %-16s ps task %lld\n", p.name.c_str(),
+                    p.shape.to_string().c_str(), static_cast<long long>(p.task));
+      out << line;
+    }
   out << "\n"
       << plan.parameters << " parameters, " << plan.variable_bytes << " bytes per copy, "
       << plan.variable_bytes * int64_t(plan.replicas.size()) << " bytes over "

@@ -64,9 +64,14 @@ void refuse_keys(const MapFields& model, const SourceMap& source, const std::str
 }  // namespace
 
 void read_strategy(const Field& field, SourceMap& source, proto::StrategySpec* out) {
-  MapFields strategy(field, source, {"kind", "devices", "cross_device_ops", "communication"});
-  out->set_kind(read_choice(strategy.require("kind"), source,
-                            {"mirrored", "multi_worker_mirrored", "one_device", "default"}));
+  MapFields strategy(
+      field, source,
+      {"kind", "devices", "cross_device_ops", "communication", "num_ps", "workers", "partitioner",
+       "placement", "mode", "replicas_to_aggregate", "total_num_replicas", "replication"});
+  out->set_kind(read_choice(
+      strategy.require("kind"), source,
+      {"mirrored", "multi_worker_mirrored", "one_device", "default", "parameter_server"}));
+  read_parameter_server(strategy, source, out);
   if (auto communication = strategy.get("communication")) {
     if (out->kind() != "multi_worker_mirrored")
       throw source.error(communication->path,

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "coordinator/colocation.hpp"
 #include "coordinator/context.hpp"
 #include "coordinator/device_inventory.hpp"
 #include "core/packing.hpp"
@@ -31,6 +32,7 @@ Optimizer::Optimizer(Strategy& strategy, OptimizerConfig config,
       double init = config_.kind == OptimizerKind::adagrad ? config_.initial_accumulator : 0.0;
       Tensor initial = Tensor::zeros(var.dtype(), var.shape());
       if (init != 0.0) Ops(*strategy_.kernels()).fill(initial, init);
+      ColocateVariablesWith beside(var.name());  // the step runs where the variable lives
       slots.push_back(strategy_.create_variable(var.name() + "/" + name, initial));
     }
     slots_.push_back(std::move(slots));

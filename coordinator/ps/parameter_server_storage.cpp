@@ -1,6 +1,7 @@
 #include "coordinator/ps/parameter_server_storage.hpp"
 
 #include "actors/ps_shard.hpp"
+#include "coordinator/ps/step_id_scope.hpp"
 #include "core/ps/placement.hpp"
 #include "core/ps/shard_write.hpp"
 
@@ -64,7 +65,8 @@ void ParameterServerStorage::write(size_t copy, VariableWrite kind,
     throw invalid_argument(std::string(shard_write_name(w)) + " of variable '" + name_ +
                            "' takes " + std::to_string(wanted) + " tensor(s), got " +
                            std::to_string(args.size()));
-  ps_write_msg m{name_, uint8_t(w), step_id_, is_scatter(w) ? args[0] : Tensor(), args.back()};
+  ps_write_msg m{name_, uint8_t(w), effective_step_id(step_id_), is_scatter(w) ? args[0] : Tensor(),
+                 args.back()};
   client_->write(shard_, m);
 }
 
@@ -83,8 +85,8 @@ void ParameterServerStorage::apply_update(size_t copy, const UpdateRule& rule,
                                 ": slots must be on the variable's shard so the step runs there");
     slot_names.push_back(ps->name_);
   }
-  client_->apply(shard_, ps_apply_msg{name_, step_id_, to_rule_msg(rule), indices, grad,
-                                      std::move(slot_names)});
+  client_->apply(shard_, ps_apply_msg{name_, effective_step_id(step_id_), to_rule_msg(rule),
+                                      indices, grad, std::move(slot_names)});
 }
 
 std::vector<Variable>& ParameterServerStorage::local_copies() {

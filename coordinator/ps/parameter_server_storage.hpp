@@ -44,7 +44,8 @@ class ParameterServerStorage final : public VariableStorage {
   std::vector<Variable>& local_copies() override;
 
   /// Step id carried by the next writes and optimizer steps (0 = none): the shard applies an
-  /// update with a step id it has seen for this variable only once.
+  /// update with a step id it has seen for this variable only once. When 0, the step id of the
+  /// calling thread's ScopedStepId (coordinator/ps/step_id_scope.hpp) is used.
   void set_step_id(uint64_t step_id) { step_id_ = step_id; }
   const caf::actor& shard() const { return shard_; }
   int64_t task() const { return task_; }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "actors/ps_shard.hpp"
+#include "coordinator/ps/step_id_scope.hpp"
 #include "core/status.hpp"
 
 namespace troupe {
@@ -188,15 +189,48 @@ void ShardedVariable::scatter(ShardWrite kind, const Tensor& indices, const Tens
   client_->write_all(writes);
 }
 
+ShardedVariable ShardedVariable::create_colocated(std::shared_ptr<const PsClient> client,
+                                                  const ShardedVariable& with,
+                                                  const std::string& name, const Tensor& initial) {
+  if (!client) throw invalid_argument("sharded variable '" + name + "' needs a ps client");
+  if (!initial.defined() || initial.shape() != with.shape())
+    throw invalid_argument("variable '" + name + "' colocated with sharded variable '" +
+                           with.name() + "' " + with.shape().to_string() +
+                           " needs a value of that shape, got " +
+                           (initial.defined() ? initial.description() : std::string("none")));
+  ShardLayout layout = ShardLayout::split(name, initial.shape(), initial.dtype(),
+                                          int64_t(with.layout_.num_shards()));
+  const auto& offsets = layout.row_offsets();
+  for (size_t i = 0; i < layout.num_shards(); ++i) {
+    const ShardInfo& info = layout.shard(i);
+    client->create(with.parts_[i],
+                   ps_create_msg{{info.name, name, initial.shape().dims(), info.offset},
+                                 initial.slice_rows(offsets[i], offsets[i + 1])});
+  }
+  return ShardedVariable(std::move(client), std::move(layout), with.parts_, with.tasks_);
+}
+
 void ShardedVariable::apply_gradients(const UpdateRule& rule, const Tensor& indices,
-                                      const Tensor& grad, uint64_t step_id) {
+                                      const Tensor& grad, uint64_t step_id,
+                                      const std::vector<const ShardedVariable*>& slots) {
+  step_id = effective_step_id(step_id);
+  for (const ShardedVariable* slot : slots)
+    if (!slot || slot->layout_.row_offsets() != layout_.row_offsets() || slot->tasks_ != tasks_)
+      throw failed_precondition(
+          "optimizer slot '" + (slot ? slot->name() : std::string("?")) +
+          "' of sharded variable '" + name() +
+          "' is not split and placed like it: slots must be created colocated, part by part");
+  auto slot_names = [&](size_t part) {
+    std::vector<std::string> names;
+    for (const ShardedVariable* slot : slots) names.push_back(slot->layout_.shard(part).name);
+    return names;
+  };
   std::vector<std::pair<caf::actor, ps_apply_msg>> steps;
   if (indices.defined()) {
     for (auto& r : route_rows("apply_gradients", indices, grad))
       steps.push_back(
-          {parts_[r.part],
-           ps_apply_msg{
-               layout_.shard(r.part).name, step_id, to_rule_msg(rule), r.indices, r.rows, {}}});
+          {parts_[r.part], ps_apply_msg{layout_.shard(r.part).name, step_id, to_rule_msg(rule),
+                                        r.indices, r.rows, slot_names(r.part)}});
   } else {
     if (!grad.defined() || grad.dtype() != dtype() || grad.shape() != shape())
       throw invalid_argument("apply_gradients of sharded variable '" + name() +
@@ -205,12 +239,9 @@ void ShardedVariable::apply_gradients(const UpdateRule& rule, const Tensor& indi
                              (grad.defined() ? grad.description() : std::string("none")));
     const auto& offsets = layout_.row_offsets();
     for (size_t i = 0; i < parts_.size(); ++i)
-      steps.push_back({parts_[i], ps_apply_msg{layout_.shard(i).name,
-                                               step_id,
-                                               to_rule_msg(rule),
-                                               Tensor(),
-                                               grad.slice_rows(offsets[i], offsets[i + 1]),
-                                               {}}});
+      steps.push_back(
+          {parts_[i], ps_apply_msg{layout_.shard(i).name, step_id, to_rule_msg(rule), Tensor(),
+                                   grad.slice_rows(offsets[i], offsets[i + 1]), slot_names(i)}});
   }
   client_->apply_all(steps);
 }

@@ -31,6 +31,13 @@ class ShardedVariable {
                                 const std::vector<caf::actor>& ps_tasks, PlacementPolicy& placement,
                                 const std::string& name, const Tensor& initial, int64_t num_shards);
 
+  /// A variable of the same layout as `with` (same row split), each part created on the shard of
+  /// `with`'s part: an optimizer slot colocated with its variable, part by part. `initial` must
+  /// have `with`'s shape (invalid_argument naming both otherwise).
+  static ShardedVariable create_colocated(std::shared_ptr<const PsClient> client,
+                                          const ShardedVariable& with, const std::string& name,
+                                          const Tensor& initial);
+
   /// Restores parts saved by save() — of any part count — into `num_shards` new parts placed
   /// by `placement` (R-SVSAVE; E6: optimizer slots are re-sharded with the values). Each row's
   /// value and slots come from the saved part that held it; a new part deduplicates the step ids
@@ -77,8 +84,11 @@ class ShardedVariable {
   /// One optimizer step on the parts, run on their shards at once: a dense `grad` of the full
   /// shape (`indices` undefined) is split by rows; gradient rows for global `indices` go to the
   /// parts owning them (per-row slots). `step_id` deduplicates retries (0 = none).
+  /// `slots`: the optimizer's slot variables, each made by create_colocated(*this) (their part i
+  /// is on part i's shard and is named in part i's step); empty: slots kept beside each part.
+  /// `step_id` 0 takes the calling thread's ScopedStepId.
   void apply_gradients(const UpdateRule& rule, const Tensor& indices, const Tensor& grad,
-                       uint64_t step_id = 0);
+                       uint64_t step_id = 0, const std::vector<const ShardedVariable*>& slots = {});
 
   /// Rows `ids` (any shape, int32/int64): shape ids.shape + shape[1:]. "div" (the default, as
   /// TF2) treats ids as global row numbers; "mod" sends id to part id % P, row id / P.

@@ -14,6 +14,7 @@
 #include "experiment/run/experiment_input.hpp"
 #include "experiment/run/experiment_setup.hpp"
 #include "experiment/run/progress.hpp"
+#include "experiment/run/ps_experiment_runner.hpp"
 #include "experiment/run/run_directory.hpp"
 #include "experiment/run/timeline.hpp"
 #include "train/registry.hpp"
@@ -302,6 +303,7 @@ RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
                           const RunOptions& options) {
   std::string doing = "starting the run";
   try {
+    if (e.strategy().kind() == "parameter_server") return run_ps_experiment(system, e, options);
     return train_experiment(system, e, options, doing);
   } catch (const std::bad_alloc&) {
     // A bare std::bad_alloc names nothing; `troupe plan` prints what the run needs.

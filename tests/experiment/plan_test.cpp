@@ -87,9 +87,9 @@ TEST(ExperimentPlan, LinearSoftmaxAndEmbeddingVariables) {
   embedding.set_embedding_dim(8);
   v = troupe::experiment::model_variables(embedding);
   ASSERT_EQ(v.size(), 2u);
-  EXPECT_EQ(v[0].name, "user_embedding");
+  EXPECT_EQ(v[0].name, "embedding/users");  // the names the model creates
   EXPECT_EQ(v[0].shape, (Shape{100, 8}));
-  EXPECT_EQ(v[1].name, "item_embedding");
+  EXPECT_EQ(v[1].name, "embedding/items");
   EXPECT_EQ(v[1].bytes, 40 * 8 * 4);
 }
 

@@ -75,13 +75,15 @@ TEST(CliData, UsageErrorsNameTheOption) {
            {{"synthesize"}, "--out DIR is required"},
            {{"shuffle"}, "unknown data command 'shuffle' (known: synthesize)"},
            {{"synthesize", "--out", out, "--kind", "regression"},
-            "--kind: unknown kind 'regression' (known: classification)"},
+            "--kind: unknown kind 'regression' (known: classification, ratings)"},
            {{"synthesize", "--out", out, "--shards", "0"}, "--shards must be between 1 and"},
            {{"synthesize", "--out", out, "--examples", "4", "--shards", "5"},
             "--shards must be between 1 and --examples (4)"},
            {{"synthesize", "--out", out, "--classes", "1"}, "--classes must be >= 2"},
            {{"synthesize", "--out", out, "--features", "0"}, "--features must be >= 1"},
            {{"synthesize", "--out", out, "--separation", "0"}, "--separation must be > 0"},
+           {{"synthesize", "--out", out, "--kind", "ratings", "--rank", "0"},
+            "--users, --items and --rank must be >= 1"},
        }) {
     auto [code, err] = data_command(c.args);
     EXPECT_EQ(code, 2) << err;

@@ -1,0 +1,390 @@
+#include "coordinator/ps/cluster_coordinator.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+
+#include <caf/all.hpp>
+
+#include "coordinator/ps/step_id_scope.hpp"
+#include "core/status.hpp"
+
+namespace troupe {
+namespace {
+
+using run_closure_atom = caf::atom_constant<caf::atom("runclosur")>;
+using dispatch_atom = caf::atom_constant<caf::atom("dispatch")>;
+
+}  // namespace
+
+namespace cluster_detail {
+
+struct Closure {
+  uint64_t step_id = 0;
+  std::string step;
+  std::vector<Tensor> args;
+  bool finished = false;
+  std::vector<Tensor> outputs;
+  std::exception_ptr error;
+  int worker = -1;   // who produced the outputs
+  int attempts = 0;  // times started on a worker
+};
+
+struct WorkerSlot {
+  caf::actor actor;
+  bool alive = true;
+  int in_flight = 0;
+  std::map<int64_t, ElementFn> iterators;  // touched only by this worker's thread
+};
+
+struct State {
+  ClusterCoordinatorOptions options;
+  mutable std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::string, RemoteStepFn> steps;
+  std::vector<PerWorkerDatasetFn> datasets;
+  std::deque<std::shared_ptr<Closure>> queue;
+  std::map<uint64_t, std::shared_ptr<Closure>> running;  // step id -> closure sent to a worker
+  std::vector<WorkerSlot> workers;
+  int in_flight = 0;
+  uint64_t next_step_id = 1;
+  int64_t rescheduled = 0;
+  std::exception_ptr pending_error;  // first non-retryable error, raised by the next API call
+  bool stopping = false;
+
+  int live_locked() const {
+    int n = 0;
+    for (auto& w : workers) n += w.alive ? 1 : 0;
+    return n;
+  }
+
+  void finish_locked(Closure& c, std::vector<Tensor> outputs, std::exception_ptr error, int w) {
+    c.outputs = std::move(outputs);
+    c.error = error;
+    c.worker = w;
+    c.finished = true;
+  }
+
+  // Runs closure `step_id` on worker `w`'s thread.
+  void run(int w, uint64_t step_id) {
+    std::shared_ptr<Closure> c;
+    RemoteStepFn fn;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = running.find(step_id);
+      if (it == running.end()) return;
+      c = it->second;
+      ++c->attempts;
+      fn = steps.at(c->step);
+    }
+    std::vector<Tensor> outputs;
+    std::exception_ptr error;
+    try {
+      ScopedStepId id(step_id);
+      StepContext ctx(this, w, step_id, c->attempts);
+      outputs = fn(ctx, c->args);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    finish_locked(*c, std::move(outputs), error, w);
+    if (error && !pending_error) pending_error = error;
+    changed.notify_all();
+  }
+
+  std::vector<Tensor> next(int w, int64_t dataset) {
+    WorkerSlot& slot = workers.at(size_t(w));
+    auto it = slot.iterators.find(dataset);
+    if (it == slot.iterators.end()) {
+      PerWorkerDatasetFn make;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (dataset < 0 || dataset >= int64_t(datasets.size()))
+          throw invalid_argument("per-worker dataset " + std::to_string(dataset) +
+                                 " was not created by this coordinator");
+        make = datasets[size_t(dataset)];
+      }
+      it = slot.iterators.emplace(dataset, make(w)).first;
+    }
+    return it->second();
+  }
+};
+
+}  // namespace cluster_detail
+
+using cluster_detail::Closure;
+using cluster_detail::State;
+
+std::vector<Tensor> StepContext::next(const PerWorkerDataset& dataset) {
+  return state_->next(worker_, dataset.id());
+}
+
+std::vector<Tensor> StepContext::next(int64_t dataset_id) {
+  return state_->next(worker_, dataset_id);
+}
+
+namespace {
+
+caf::behavior worker_actor(caf::event_based_actor*, std::shared_ptr<State> state, int index) {
+  return {[state, index](run_closure_atom, uint64_t step_id) {
+    state->run(index, step_id);
+    return true;
+  }};
+}
+
+bool is_worker_loss(const caf::error& e) {
+  return e == caf::sec::request_receiver_down || e.category() == caf::atom("exit");
+}
+
+// Sends queued closures to live workers with room, idle ones first.
+void dispatch(caf::event_based_actor* self, const std::shared_ptr<State>& state) {
+  for (;;) {
+    std::shared_ptr<Closure> c;
+    int chosen = -1;
+    caf::actor target;
+    {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      if (state->queue.empty() || state->stopping) return;
+      for (size_t w = 0; w < state->workers.size(); ++w) {
+        auto& slot = state->workers[w];
+        if (!slot.alive || slot.in_flight >= state->options.max_in_flight_per_worker) continue;
+        if (chosen < 0 || slot.in_flight < state->workers[size_t(chosen)].in_flight)
+          chosen = int(w);
+      }
+      if (chosen < 0) return;
+      c = state->queue.front();
+      state->queue.pop_front();
+      state->running[c->step_id] = c;
+      ++state->workers[size_t(chosen)].in_flight;
+      ++state->in_flight;
+      target = state->workers[size_t(chosen)].actor;
+    }
+    const uint64_t id = c->step_id;
+    self->request(target, caf::infinite, run_closure_atom::value, id)
+        .then(
+            [self, state, chosen, id](bool) {
+              {
+                std::lock_guard<std::mutex> lock(state->mutex);
+                state->running.erase(id);
+                --state->workers[size_t(chosen)].in_flight;
+                --state->in_flight;
+                state->changed.notify_all();
+              }
+              dispatch(self, state);
+            },
+            [self, state, chosen, id, c](caf::error& e) {
+              {
+                std::lock_guard<std::mutex> lock(state->mutex);
+                state->running.erase(id);
+                auto& slot = state->workers[size_t(chosen)];
+                --slot.in_flight;
+                --state->in_flight;
+                if (!c->finished) {
+                  if (is_worker_loss(e)) {
+                    // The worker went away before answering: run the closure elsewhere, with
+                    // the same step id, so shards that saw part of it apply the rest once.
+                    slot.alive = false;
+                    state->queue.push_front(c);
+                    ++state->rescheduled;
+                  } else {
+                    auto error = std::make_exception_ptr(internal_error(
+                        "worker " + std::to_string(chosen) + " failed step '" + c->step +
+                        "' (step id " + std::to_string(id) + "): " + caf::to_string(e)));
+                    state->finish_locked(*c, {}, error, chosen);
+                    if (!state->pending_error) state->pending_error = error;
+                  }
+                }
+                state->changed.notify_all();
+              }
+              dispatch(self, state);
+            });
+  }
+}
+
+caf::behavior dispatcher_actor(caf::event_based_actor* self, std::shared_ptr<State> state) {
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    for (auto& w : state->workers) self->monitor(w.actor);
+  }
+  self->set_down_handler([self, state](caf::down_msg& dm) {
+    {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      for (auto& w : state->workers)
+        if (w.actor && w.actor.address() == dm.source) w.alive = false;
+      state->changed.notify_all();
+    }
+    dispatch(self, state);
+  });
+  return {[self, state](dispatch_atom) { dispatch(self, state); }};
+}
+
+// Cancels every queued closure (R-V2-ERR-2 c).
+void cancel_queued_locked(State& s, const std::string& why) {
+  for (auto& c : s.queue)
+    s.finish_locked(
+        *c, {},
+        std::make_exception_ptr(Error(Code::cancelled, "step '" + c->step + "' (step id " +
+                                                           std::to_string(c->step_id) +
+                                                           ") was cancelled: " + why)),
+        -1);
+  s.queue.clear();
+  s.changed.notify_all();
+}
+
+// R-V2-ERR-2: waits until nothing runs, cancels the queue, clears and throws the error.
+void raise_pending_locked(State& s, std::unique_lock<std::mutex>& lock) {
+  if (!s.pending_error) return;
+  s.changed.wait(lock, [&] { return s.in_flight == 0; });
+  auto error = s.pending_error;
+  s.pending_error = nullptr;
+  cancel_queued_locked(s, "an earlier step failed");
+  std::rethrow_exception(error);
+}
+
+Error no_workers_left(const State& s) {
+  return unavailable("every worker of the cluster coordinator is gone; " +
+                     std::to_string(s.queue.size()) + " scheduled step(s) cannot run");
+}
+
+}  // namespace
+
+ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordinatorOptions options)
+    : state_(std::make_shared<State>()) {
+  if (options.num_workers < 1)
+    throw invalid_argument("ClusterCoordinator: num_workers must be at least 1, got " +
+                           std::to_string(options.num_workers));
+  if (options.max_in_flight_per_worker < 1)
+    throw invalid_argument("ClusterCoordinator: max_in_flight_per_worker must be at least 1, got " +
+                           std::to_string(options.max_in_flight_per_worker));
+  if (options.first_step_id < 1)
+    throw invalid_argument("ClusterCoordinator: first_step_id must be at least 1 (0 means none)");
+  state_->options = options;
+  state_->next_step_id = options.first_step_id;
+  state_->workers.resize(size_t(options.num_workers));
+  for (int w = 0; w < options.num_workers; ++w)
+    state_->workers[size_t(w)].actor = system.spawn<caf::detached>(worker_actor, state_, w);
+  dispatcher_ = system.spawn(dispatcher_actor, state_);
+}
+
+ClusterCoordinator::~ClusterCoordinator() {
+  std::vector<caf::actor> workers;
+  {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->stopping = true;
+    cancel_queued_locked(*state_, "the cluster coordinator was destroyed");
+    // Steps refer to what their owner holds: wait until none runs.
+    state_->changed.wait(lock, [&] { return state_->in_flight == 0; });
+    for (auto& w : state_->workers) workers.push_back(w.actor);
+  }
+  caf::anon_send_exit(dispatcher_, caf::exit_reason::user_shutdown);
+  for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+}
+
+void ClusterCoordinator::register_step(const std::string& name, RemoteStepFn fn) {
+  if (name.empty() || !fn)
+    throw invalid_argument("ClusterCoordinator: a step needs a name and a function");
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  if (!state_->steps.emplace(name, std::move(fn)).second)
+    throw invalid_argument("ClusterCoordinator: step '" + name + "' is already registered");
+}
+
+RemoteValue ClusterCoordinator::schedule(const std::string& name, std::vector<Tensor> args) {
+  std::shared_ptr<Closure> c;
+  {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    if (!state_->steps.count(name)) {
+      std::string known;
+      for (auto& s : state_->steps) known += (known.empty() ? "" : ", ") + s.first;
+      throw invalid_argument("ClusterCoordinator: no step named '" + name + "' (registered: " +
+                             (known.empty() ? std::string("none") : known) + ")");
+    }
+    raise_pending_locked(*state_, lock);
+    c = std::make_shared<Closure>();
+    c->step_id = state_->next_step_id++;
+    c->step = name;
+    c->args = std::move(args);
+    state_->queue.push_back(c);
+  }
+  caf::anon_send(dispatcher_, dispatch_atom::value);
+  return RemoteValue(state_, c);
+}
+
+void ClusterCoordinator::join() {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  state_->changed.wait(lock, [&] {
+    return state_->pending_error || (state_->queue.empty() && state_->in_flight == 0) ||
+           (state_->in_flight == 0 && state_->live_locked() == 0);
+  });
+  raise_pending_locked(*state_, lock);
+  if (!state_->queue.empty()) throw no_workers_left(*state_);
+}
+
+bool ClusterCoordinator::done() {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  raise_pending_locked(*state_, lock);
+  return state_->queue.empty() && state_->in_flight == 0;
+}
+
+std::vector<std::vector<Tensor>> ClusterCoordinator::fetch(const std::vector<RemoteValue>& values) {
+  std::vector<std::vector<Tensor>> out;
+  for (auto& v : values) out.push_back(v.fetch());
+  return out;
+}
+
+PerWorkerDataset ClusterCoordinator::create_per_worker_dataset(PerWorkerDatasetFn fn) {
+  if (!fn) throw invalid_argument("create_per_worker_dataset needs a dataset function");
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->datasets.push_back(std::move(fn));
+  return PerWorkerDataset(int64_t(state_->datasets.size()) - 1);
+}
+
+int ClusterCoordinator::num_workers() const { return state_->options.num_workers; }
+
+int ClusterCoordinator::live_workers() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->live_locked();
+}
+
+caf::actor ClusterCoordinator::worker(int i) const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  if (i < 0 || i >= int(state_->workers.size()))
+    throw out_of_range("worker " + std::to_string(i) + " is not in [0, " +
+                       std::to_string(state_->workers.size()) + ")");
+  return state_->workers[size_t(i)].actor;
+}
+
+int64_t ClusterCoordinator::rescheduled() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->rescheduled;
+}
+
+bool RemoteValue::ready() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return closure_->finished;
+}
+
+std::vector<Tensor> RemoteValue::fetch() const {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  state_->changed.wait(lock, [&] {
+    return closure_->finished || (state_->in_flight == 0 && state_->live_locked() == 0);
+  });
+  if (!closure_->finished) throw no_workers_left(*state_);
+  if (closure_->error) std::rethrow_exception(closure_->error);
+  return closure_->outputs;
+}
+
+uint64_t RemoteValue::step_id() const { return closure_->step_id; }
+
+int RemoteValue::worker() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return closure_->worker;
+}
+
+int RemoteValue::attempts() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return closure_->attempts;
+}
+
+}  // namespace troupe

@@ -1,0 +1,76 @@
+// The SyncReplicas accumulator and token queue actor (spec cluster-and-ps.md §2.11, vector 16):
+// tokens, the mean of R accepted gradients, stale gradients dropped, tokens released only once
+// the step is applied.
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "coordinator/ps/sync_replicas.hpp"
+#include "in_process_cluster.hpp"
+#include "tests/common/error_of.hpp"
+
+using namespace troupe;
+using namespace troupe::testing;
+
+namespace {
+
+class SyncReplicasActor : public InProcessCluster {
+ protected:
+  void SetUp() override { start(0); }
+};
+
+TEST_F(SyncReplicasActor, TheCompletingOfferGetsTheMeanAndTokensFollowTheApply) {
+  SyncReplicasOptions o;
+  o.replicas_to_aggregate = 2;
+  o.total_num_replicas = 3;  // one backup worker: 3 tokens per step
+  SyncReplicas sync(*sys_, o, cpu_kernels());
+  // Initial tokens: R = 2, of global step 0.
+  EXPECT_EQ(sync.take_token(), 0);
+  EXPECT_EQ(sync.take_token(), 0);
+  SyncOffer first =
+      sync.offer(0, {{floats({2}, {1, 2}), Tensor()}, {floats({1, 2}, {1, 1}), rows({3})}});
+  EXPECT_TRUE(first.accepted);
+  EXPECT_FALSE(first.apply);
+  SyncOffer second =
+      sync.offer(0, {{floats({2}, {3, 4}), Tensor()}, {floats({1, 2}, {2, 2}), rows({5})}});
+  ASSERT_TRUE(second.apply);
+  EXPECT_EQ(second.global_step, 0);
+  EXPECT_EQ(second.mean.at(0).values.to_vector<float>(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(second.mean.at(1).indices.to_vector<int64_t>(), (std::vector<int64_t>{3, 5}));
+  EXPECT_EQ(second.mean.at(1).values.to_vector<float>(), (std::vector<float>{0.5, 0.5, 1, 1}));
+  // A third worker's gradient of step 0 is stale now.
+  SyncOffer late =
+      sync.offer(0, {{floats({2}, {9, 9}), Tensor()}, {floats({1, 2}, {9, 9}), rows({0})}});
+  EXPECT_FALSE(late.accepted);
+  EXPECT_EQ(sync.stats().dropped, 1);
+  EXPECT_EQ(sync.stats().global_step, 1);
+  // No token until the step is applied; then tokens_per_step = max(3, 2) of step 1.
+  auto waiting = std::async(std::launch::async, [&] { return sync.take_token(); });
+  sync.applied(0);
+  EXPECT_EQ(waiting.get(), 1);
+  EXPECT_EQ(sync.take_token(), 1);
+  EXPECT_EQ(sync.take_token(), 1);
+}
+
+TEST_F(SyncReplicasActor, OffersOfAnotherLayoutAreRefused) {
+  SyncReplicasOptions o;
+  o.replicas_to_aggregate = 2;
+  SyncReplicas sync(*sys_, o, cpu_kernels());
+  sync.offer(0, {{floats({2}, {1, 2}), Tensor()}});
+  EXPECT_EQ(error_of([&] {
+              sync.offer(0, {{floats({2}, {1, 2}), Tensor()}, {floats({1}, {1}), Tensor()}});
+            }),
+            "sync offer of 2 gradients for a step accumulating 1");
+  EXPECT_EQ(error_of([&] {
+              sync.offer(0, {{floats({3}, {1, 2, 3}), Tensor()}});
+            }),
+            "sync offer: gradient 0 is float32[3], the step accumulates float32[2]");
+}
+
+TEST_F(SyncReplicasActor, TooFewTokensForTheFirstStepIsRefused) {
+  SyncReplicasOptions o;
+  o.replicas_to_aggregate = 0;
+  EXPECT_NE(error_of([&] { SyncReplicas sync(*sys_, o, cpu_kernels()); }), "");
+}
+
+}  // namespace

@@ -1,0 +1,126 @@
+#include "train/ps_trainer.hpp"
+
+#include <cmath>
+
+#include "core/status.hpp"
+
+namespace troupe {
+namespace {
+
+std::vector<DistributedVariable> create_variables(ParameterServerStrategy& strategy,
+                                                  const Model& model) {
+  Strategy::Scope scope(strategy);
+  std::vector<DistributedVariable> vars;
+  for (auto& p : model.initial_parameters())
+    vars.push_back(strategy.create_variable(p.name, p.value));
+  return vars;
+}
+
+Optimizer create_optimizer(ParameterServerStrategy& strategy, OptimizerConfig config,
+                           std::vector<DistributedVariable> vars) {
+  Strategy::Scope scope(strategy);  // slots are created beside their variables
+  return Optimizer(strategy, config, std::move(vars));
+}
+
+std::unique_ptr<SyncReplicas> make_sync(ParameterServerStrategy& strategy,
+                                        const ClusterCoordinator& coordinator,
+                                        const PsTrainingOptions& o) {
+  if (o.mode != PsTrainingMode::sync) {
+    if (o.replicas_to_aggregate != 0 || o.total_num_replicas != 0)
+      throw invalid_argument(
+          "replicas_to_aggregate and total_num_replicas apply to sync training only (mode is "
+          "async)");
+    return nullptr;
+  }
+  SyncReplicasOptions s;
+  s.replicas_to_aggregate =
+      o.replicas_to_aggregate != 0 ? o.replicas_to_aggregate : coordinator.num_workers();
+  s.total_num_replicas = o.total_num_replicas;
+  return std::make_unique<SyncReplicas>(strategy.system(), s, strategy.kernels());
+}
+
+}  // namespace
+
+PsTrainingMode parse_ps_training_mode(const std::string& text) {
+  if (text == "async") return PsTrainingMode::async;
+  if (text == "sync") return PsTrainingMode::sync;
+  throw invalid_argument("unknown parameter-server training mode '" + text + "' (async, sync)");
+}
+
+PsTrainer::PsTrainer(ParameterServerStrategy& strategy, ClusterCoordinator& coordinator,
+                     std::shared_ptr<const Model> model, OptimizerConfig optimizer,
+                     PsTrainingOptions options)
+    : strategy_(strategy),
+      coordinator_(coordinator),
+      model_(std::move(model)),
+      options_(std::move(options)),
+      variables_(create_variables(strategy, *model_)),
+      optimizer_(create_optimizer(strategy, optimizer, variables_)),
+      sync_(make_sync(strategy, coordinator, options_)) {
+  coordinator_.register_step(
+      options_.step_name,
+      [this](StepContext& ctx, const std::vector<Tensor>& args) { return run_step(ctx, args); });
+}
+
+RemoteValue PsTrainer::schedule_step(const PerWorkerDataset& data) {
+  return coordinator_.schedule(options_.step_name,
+                               {Tensor::from_vector<int64_t>({1}, {data.id()})});
+}
+
+std::vector<Tensor> PsTrainer::pull() const {
+  std::vector<Tensor> params;
+  for (auto& v : variables_) params.push_back(v.storage().read(0));
+  return params;
+}
+
+std::vector<Tensor> PsTrainer::parameters() const { return pull(); }
+
+void PsTrainer::apply(const std::vector<Gradient>& grads) {
+  UpdateRule rule = optimizer_.config();
+  rule.step = updates_.fetch_add(1) + 1;  // Adam's bias correction counts applied steps
+  auto names = optimizer_.slot_names();
+  for (size_t k = 0; k < variables_.size(); ++k) {
+    std::vector<VariableStorage*> slots;
+    for (auto& name : names) slots.push_back(&optimizer_.slot(k, name).storage());
+    variables_[k].storage().apply_update(0, rule, slots, grads[k].indices, grads[k].values);
+  }
+}
+
+std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tensor>& args) {
+  if (args.size() != 1 || args[0].dtype() != DType::int64 || args[0].num_elements() != 1)
+    throw invalid_argument("step '" + options_.step_name + "' takes one per-worker dataset id");
+  std::vector<Tensor> batch = ctx.next(args[0].to_vector<int64_t>()[0]);
+  if (batch.size() != 2)
+    throw invalid_argument("step '" + options_.step_name +
+                           "' needs dataset elements {features, labels}, got " +
+                           std::to_string(batch.size()) + " tensors");
+  const int64_t rows = batch[0].shape()[0];
+  int64_t local_step = 0;
+  if (sync_) local_step = sync_->take_token();
+  Ops ops(*strategy_.kernels());
+  ModelOutput out = model_->compute(ops, pull(), batch[0], batch[1], rows);
+  // TerminateOnNaN: a non-finite loss stops the training (the coordinator raises it on join)
+  // before any gradient of it reaches the shards.
+  if (!std::isfinite(out.stats.loss_sum))
+    throw failed_precondition("step " + std::to_string(ctx.step_id()) + " on worker " +
+                              std::to_string(ctx.worker()) + ": the loss is " +
+                              (std::isnan(out.stats.loss_sum) ? "NaN" : "infinite") +
+                              "; nothing was applied");
+  if (!sync_) {
+    apply(out.grads);
+  } else {
+    std::vector<SyncGradient> grads;
+    for (auto& g : out.grads) grads.push_back({g.values, g.indices});
+    SyncOffer offer = sync_->offer(local_step, std::move(grads));
+    if (offer.apply) {
+      std::vector<Gradient> mean;
+      for (auto& g : offer.mean) mean.push_back({g.values, g.indices});
+      apply(mean);
+      sync_->applied(offer.global_step);
+    }
+  }
+  return {Tensor::from_scalar<double>(out.stats.loss_sum),
+          Tensor::from_scalar<double>(double(out.stats.rows))};
+}
+
+}  // namespace troupe

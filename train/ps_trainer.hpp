@@ -1,0 +1,80 @@
+#pragma once
+// Training a Model with ParameterServerStrategy and a ClusterCoordinator (spec
+// cluster-and-ps.md §2.11, §7): the model's variables and the optimizer's slots live on the ps
+// shards; each scheduled step runs on a worker, which draws a batch from its own per-worker
+// dataset, pulls the variables, computes loss and gradients, and
+//  - async: pushes its gradients as optimizer steps on the shards at once — no worker waits for
+//    another (TF2's default);
+//  - sync: takes a token, offers its gradients to the SyncReplicas accumulator; the offer that
+//    completes replicas_to_aggregate applies their mean (stale gradients are dropped).
+// Every update carries the scheduled step's id, so a step rescheduled after a worker loss is
+// applied once.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coordinator/ps/cluster_coordinator.hpp"
+#include "coordinator/ps/parameter_server_strategy.hpp"
+#include "coordinator/ps/sync_replicas.hpp"
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+
+namespace troupe {
+
+/// How workers' gradients reach the variables.
+enum class PsTrainingMode { async, sync };
+
+/// "async" or "sync" (invalid_argument naming the text otherwise).
+PsTrainingMode parse_ps_training_mode(const std::string& text);
+
+struct PsTrainingOptions {
+  PsTrainingMode mode = PsTrainingMode::async;
+  /// sync: gradients averaged per step (0 = the coordinator's number of workers).
+  int64_t replicas_to_aggregate = 0;
+  /// sync: workers computing gradients (0 = replicas_to_aggregate); more than R = backup workers.
+  int64_t total_num_replicas = 0;
+  /// Name the train step is registered under on the coordinator.
+  std::string step_name = "train_step";
+};
+
+class PsTrainer {
+ public:
+  /// Creates the model's variables and the optimizer's slots on `strategy`'s shards (enters its
+  /// scope) and registers the step on `coordinator`. Both must outlive the trainer; the
+  /// coordinator must be joined (or destroyed) before the trainer goes.
+  PsTrainer(ParameterServerStrategy& strategy, ClusterCoordinator& coordinator,
+            std::shared_ptr<const Model> model, OptimizerConfig optimizer,
+            PsTrainingOptions options = {});
+
+  /// Schedules one step on `data` (elements {features, labels}); its value is
+  /// {loss_sum, rows} as float64 scalars.
+  RemoteValue schedule_step(const PerWorkerDataset& data);
+
+  std::vector<DistributedVariable>& variables() { return variables_; }
+  Optimizer& optimizer() { return optimizer_; }
+  /// The current parameters, pulled from the shards.
+  std::vector<Tensor> parameters() const;
+  /// Optimizer steps applied to the variables (async: one per step; sync: one per R accepted).
+  int64_t updates_applied() const { return updates_.load(); }
+  /// The sync accumulator (nullptr in async mode).
+  const SyncReplicas* sync() const { return sync_.get(); }
+  PsTrainingMode mode() const { return options_.mode; }
+
+ private:
+  std::vector<Tensor> run_step(StepContext& ctx, const std::vector<Tensor>& args);
+  std::vector<Tensor> pull() const;
+  void apply(const std::vector<Gradient>& grads);
+
+  ParameterServerStrategy& strategy_;
+  ClusterCoordinator& coordinator_;
+  std::shared_ptr<const Model> model_;
+  PsTrainingOptions options_;
+  std::vector<DistributedVariable> variables_;
+  Optimizer optimizer_;
+  std::unique_ptr<SyncReplicas> sync_;
+  std::atomic<int64_t> updates_{0};
+};
+
+}  // namespace troupe
