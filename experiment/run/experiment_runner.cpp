@@ -209,8 +209,9 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
     Strategy& strategy;
     ~WaitForReplicas() { strategy.wait_for_replicas(); }
   } wait_for_replicas{*strategy};
+  bool stop_after_log = false;
   while (step < total) {
-    bool stop = options.stop && options.stop->load();
+    bool stop = stop_after_log || (options.stop && options.stop->load());
     // Every worker must stop at the same step, or the others would wait in its collectives.
     if (multi_worker) stop = any_worker(*strategy, stop);
     if (stop) {
@@ -262,6 +263,7 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
       point.loss = trainer->metrics().mean_loss();
       point.accuracy = has_accuracy(e) ? trainer->metrics().accuracy() : -1;
       progress.log(point);
+      if (options.stop_after_log) stop_after_log = options.stop_after_log(point);
       std::vector<std::pair<std::string, float>> scalars{
           {"loss", float(point.loss)}, {"examples_per_second", float(point.examples_per_s)}};
       if (point.accuracy >= 0) scalars.emplace_back("accuracy", float(point.accuracy));

@@ -1,0 +1,112 @@
+#include "experiment/compare/variant_metrics.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/json.hpp"
+#include "core/status.hpp"
+
+namespace troupe::experiment {
+namespace {
+
+std::string format_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+}  // namespace
+
+std::vector<MetricRow> read_metrics_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw not_found("cannot read metrics file " + path);
+  std::vector<MetricRow> rows;
+  std::string line;
+  int line_number = 0;
+  double seconds = 0;
+  int64_t last_step = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line_number == 1) continue;  // the header
+    if (line.empty()) continue;
+    MetricRow row;
+    char* end = nullptr;
+    const char* p = line.c_str();
+    auto next = [&](double& out) {
+      out = std::strtod(p, &end);
+      if (end == p || (*end != ',' && *end != '\0'))
+        throw data_loss(path + ":" + std::to_string(line_number) + ": malformed row \"" + line +
+                        "\"");
+      p = *end == ',' ? end + 1 : end;
+    };
+    double step = 0;
+    next(step);
+    next(row.loss);
+    next(row.accuracy);
+    next(row.steps_per_s);
+    next(row.examples_per_s);
+    row.step = int64_t(step);
+    if (row.steps_per_s > 0) seconds += double(row.step - last_step) / row.steps_per_s;
+    last_step = row.step;
+    row.train_seconds = seconds;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+StepBreakdown read_step_breakdown(const std::string& timeline_path) {
+  std::ifstream in(timeline_path);
+  if (!in) throw not_found("cannot read timeline " + timeline_path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  Json trace = Json::parse(text.str());
+  const Json* events = trace.find("traceEvents");
+  if (!events || !events->is_array())
+    throw data_loss("timeline " + timeline_path + " has no traceEvents list");
+  double input_us = 0, chunk_us = 0;
+  std::map<int64_t, double> replica_us;  // per replica track
+  int64_t replica_spans = 0;
+  for (const Json& event : events->items()) {
+    const Json* category = event.find("cat");
+    const Json* duration = event.find("dur");
+    if (!category || !duration || !duration->is_number()) continue;
+    const double dur = duration->as_double();
+    if (category->text() == "input") input_us += dur;
+    if (category->text() == "step") chunk_us += dur;
+    if (category->text() == "replica") {
+      const Json* track = event.find("tid");
+      replica_us[track ? track->as_int() : 0] += dur;
+      ++replica_spans;
+    }
+  }
+  StepBreakdown b;
+  if (replica_us.empty()) return b;
+  b.steps = replica_spans / int64_t(replica_us.size());
+  if (b.steps == 0) return b;
+  double busy_us = 0;
+  for (const auto& [track, us] : replica_us) busy_us += us;
+  busy_us /= double(replica_us.size());
+  const double steps = double(b.steps);
+  b.input_ms = input_us / steps / 1000;
+  b.replica_ms = busy_us / steps / 1000;
+  b.step_ms = chunk_us / steps / 1000;
+  b.wait_ms = std::max(0.0, b.step_ms - b.replica_ms);
+  return b;
+}
+
+bool StopRuleTracker::add(int64_t step, double loss, double steps_per_s) {
+  if (!reason_.empty()) return true;
+  if (steps_per_s > 0) seconds_ += double(step - last_step_) / steps_per_s;
+  last_step_ = step;
+  const std::string at = " reached at step " + std::to_string(step);
+  if (rule_.has_target_loss() && loss <= rule_.target_loss)
+    reason_ = "target loss " + format_number(rule_.target_loss) + at;
+  else if (rule_.wall_seconds > 0 && seconds_ >= rule_.wall_seconds)
+    reason_ = "wall time " + format_number(rule_.wall_seconds) + " s" + at;
+  return !reason_.empty();
+}
+
+}  // namespace troupe::experiment
