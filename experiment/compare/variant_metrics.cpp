@@ -1,6 +1,7 @@
 #include "experiment/compare/variant_metrics.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -16,6 +17,14 @@ std::string format_number(double value) {
   std::ostringstream out;
   out << value;
   return out.str();
+}
+
+// `v` as metrics.csv holds it (ProgressReporter prints the loss with %.9g and rates with %.6g):
+// the rule is decided on the same numbers whether it reads a live run or the file afterwards.
+double as_logged(double v, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*g", digits, v);
+  return std::strtod(text, nullptr);
 }
 
 }  // namespace
@@ -99,6 +108,8 @@ StepBreakdown read_step_breakdown(const std::string& timeline_path) {
 
 bool StopRuleTracker::add(int64_t step, double loss, double steps_per_s) {
   if (!reason_.empty()) return true;
+  loss = as_logged(loss, 9);
+  steps_per_s = as_logged(steps_per_s, 6);
   if (steps_per_s > 0) seconds_ += double(step - last_step_) / steps_per_s;
   last_step_ = step;
   const std::string at = " reached at step " + std::to_string(step);

@@ -44,7 +44,8 @@ StepBreakdown read_step_breakdown(const std::string& timeline_path);
 class StopRuleTracker {
  public:
   explicit StopRuleTracker(const StopRule& rule) : rule_(rule) {}
-  /// Takes the next logged row (step, loss, steps/s); true once the rule has triggered.
+  /// Takes the next logged row (step, loss, steps/s); true once the rule has triggered. Values
+  /// are rounded as metrics.csv writes them, so a live run and its file decide alike.
   bool add(int64_t step, double loss, double steps_per_s);
   /// "target loss 0.3 reached at step 120", "wall time 30 s reached at step 400", or "".
   const std::string& reason() const { return reason_; }
