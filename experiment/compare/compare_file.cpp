@@ -13,7 +13,6 @@
 namespace troupe::experiment {
 namespace {
 
-
 YAML::Node load_yaml(std::string_view text, const std::string& source_name) {
   try {
     return YAML::Load(std::string(text));

@@ -37,15 +37,17 @@ void write_file(const std::string& path, const std::string& text) {
 std::string table_csv(const std::vector<VariantSummary>& vs) {
   std::string csv =
       "variant,workers,replicas,steps,examples_per_s,time_to_target_s,final_loss,final_accuracy,"
-      "allreduce_bytes_per_step,input_ms,replica_ms,wait_ms,step_ms,stopped\n";
+      "collective_bytes_per_step,input_ms,compute_ms,communication_ms,barrier_ms,wait_ms,"
+      "step_ms,stopped\n";
   for (const auto& v : vs) {
     const int64_t steps = v.rows.empty() ? 0 : v.rows.back().step;
     char line[512];
-    std::snprintf(line, sizeof line, "%s,%d,%d,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,",
-                  v.name.c_str(), v.workers, v.replicas, static_cast<long long>(steps),
-                  v.examples_per_s, v.time_to_target, v.final_loss, v.final_accuracy,
-                  v.allreduce_bytes_per_step, v.breakdown.input_ms, v.breakdown.replica_ms,
-                  v.breakdown.wait_ms, v.breakdown.step_ms);
+    std::snprintf(
+        line, sizeof line, "%s,%d,%d,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,",
+        v.name.c_str(), v.workers, v.replicas, static_cast<long long>(steps), v.examples_per_s,
+        v.time_to_target, v.final_loss, v.final_accuracy, v.breakdown.collective_bytes,
+        v.breakdown.input_ms, v.breakdown.compute_ms, v.breakdown.communication_ms,
+        v.breakdown.barrier_ms, v.breakdown.wait_ms, v.breakdown.step_ms);
     csv += line + ("\"" + v.stop_reason + "\"\n");
   }
   return csv;
@@ -73,9 +75,11 @@ std::string metrics_json(const std::vector<VariantSummary>& vs, const CompareSpe
     json.key("examples_per_s").number(v.examples_per_s);
     json.key("time_to_target_s").number(v.time_to_target);
     json.key("final_loss").number(v.final_loss).key("final_accuracy").number(v.final_accuracy);
-    json.key("allreduce_bytes_per_step").number(v.allreduce_bytes_per_step);
+    json.key("collective_bytes_per_step").number(v.breakdown.collective_bytes);
     json.key("step_ms").begin_object();
-    json.key("input").number(v.breakdown.input_ms).key("replica").number(v.breakdown.replica_ms);
+    json.key("input").number(v.breakdown.input_ms).key("compute").number(v.breakdown.compute_ms);
+    json.key("communication").number(v.breakdown.communication_ms);
+    json.key("barrier").number(v.breakdown.barrier_ms);
     json.key("wait").number(v.breakdown.wait_ms).key("step").number(v.breakdown.step_ms);
     json.end_object().key("metrics").begin_array();
     for (const auto& r : v.rows) {
@@ -105,7 +109,8 @@ void write_plots(const std::vector<VariantSummary>& vs, const std::string& dir) 
     by_step.push_back(std::move(s));
     throughput.emplace_back(v.name, v.examples_per_s);
     names.push_back(v.name);
-    parts.push_back({v.breakdown.input_ms, v.breakdown.replica_ms, v.breakdown.wait_ms});
+    parts.push_back({v.breakdown.input_ms, v.breakdown.compute_ms, v.breakdown.communication_ms,
+                     v.breakdown.barrier_ms, v.breakdown.wait_ms});
   }
   report::write_png(report::line_chart(by_time, {"LOSS VS TRAINING TIME", "seconds", "loss"}),
                     dir + "/loss_vs_time.png");
@@ -114,8 +119,8 @@ void write_plots(const std::vector<VariantSummary>& vs, const std::string& dir) 
   report::write_png(report::bar_chart(throughput, {"THROUGHPUT", "", "examples/s"}),
                     dir + "/throughput.png");
   report::write_png(
-      report::stacked_bar_chart(names, {"input", "replica step", "wait+dispatch"}, parts,
-                                {"WHERE A STEP'S TIME GOES", "", "ms per step"}),
+      report::stacked_bar_chart(names, {"input", "compute", "communication", "merge_call", "wait"},
+                                parts, {"WHERE A STEP'S TIME GOES", "", "ms per step"}),
       dir + "/step_breakdown.png");
 }
 
@@ -128,20 +133,26 @@ std::string report_page(const CompareSpec& spec, const std::vector<VariantSummar
   md += " the same seed for every variant.\n\n";
   md +=
       "| variant | workers x replicas | steps | examples/s | time to target (s) | final loss | "
-      "final accuracy | all-reduce bytes/step/replica | input ms/step | replica ms/step | "
-      "wait ms/step | step ms | stopped |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "final accuracy | collective bytes/step/replica | input | compute | communication | "
+      "merge_call | wait | step (ms) | stopped |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& v : vs) {
     const int64_t steps = v.rows.empty() ? 0 : v.rows.back().step;
+    const StepBreakdown& b = v.breakdown;
     md += "| " + v.name + " | " + std::to_string(v.workers) + " x " +
           std::to_string(v.replicas / std::max(1, v.workers)) + " | " + std::to_string(steps) +
           " | " + fixed(v.examples_per_s, 0) + " | " +
           (v.time_to_target >= 0 ? fixed(v.time_to_target, 2) : std::string("not reached")) +
           " | " + fixed(v.final_loss, 4) + " | " +
           (v.final_accuracy >= 0 ? fixed(100 * v.final_accuracy, 2) + "%" : std::string("-")) +
-          " | " + fixed(v.allreduce_bytes_per_step, 0) + " | " + fixed(v.breakdown.input_ms, 3) +
-          " | " + fixed(v.breakdown.replica_ms, 3) + " | " + fixed(v.breakdown.wait_ms, 3) + " | " +
-          fixed(v.breakdown.step_ms, 3) + " | " + v.stop_reason + " |\n";
+          " | " + fixed(b.collective_bytes, 0) + " | " + fixed(b.input_ms, 3) + " | " +
+          fixed(b.compute_ms, 3) + " | " + fixed(b.communication_ms, 3) + " | " +
+          fixed(b.barrier_ms, 3) + " | " + fixed(b.wait_ms, 3) + " | " + fixed(b.step_ms, 3) +
+          " | " + v.stop_reason + " |\n";
   }
+  md +=
+      "\nInput to step: milliseconds per step (docs/compare.md says what each measures); "
+      "examples/s and time to target count training time only.\n";
   md +=
       "\n![loss vs training time](plots/loss_vs_time.png)\n\n"
       "![loss vs step](plots/loss_vs_step.png)\n\n"
@@ -166,8 +177,6 @@ VariantSummary summarize_variant(const CompareSpec& spec, size_t index,
   const ExperimentPlan plan = make_plan(variant.experiment);
   v.replicas = int(plan.replicas.size()) * variant.workers;
   v.global_batch = variant.experiment.data().global_batch();
-  const double n = double(v.replicas);
-  v.allreduce_bytes_per_step = 2 * (n - 1) / n * double(plan.variable_bytes);
   // Cut where the rule triggered: a launched cluster may log once more before it stops.
   StopRuleTracker tracker(spec.stop);
   for (const MetricRow& row : read_metrics_csv(dir + "/metrics.csv")) {

@@ -24,9 +24,6 @@ struct VariantSummary {
   double examples_per_s = 0;   ///< last row's step * global_batch / its train_seconds
   double time_to_target = -1;  ///< train_seconds of the first row at or below target_loss
   double final_loss = 0, final_accuracy = -1;
-  /// Gradient bytes each replica sends per step in a ring all-reduce, 2(n-1)/n x the model's
-  /// variable bytes (computed from the plan, not counted on the wire).
-  double allreduce_bytes_per_step = 0;
 };
 
 /// Reads variant `index`'s run directory under `out_dir`.

@@ -75,34 +75,46 @@ StepBreakdown read_step_breakdown(const std::string& timeline_path) {
   const Json* events = trace.find("traceEvents");
   if (!events || !events->is_array())
     throw data_loss("timeline " + timeline_path + " has no traceEvents list");
-  double input_us = 0, chunk_us = 0;
+  double input_us = 0, chunk_us = 0, communication_us = 0, barrier_us = 0, bytes = 0;
   std::map<int64_t, double> replica_us;  // per replica track
   int64_t replica_spans = 0;
   for (const Json& event : events->items()) {
     const Json* category = event.find("cat");
     const Json* duration = event.find("dur");
-    if (!category || !duration || !duration->is_number()) continue;
+    const Json* name = event.find("name");
+    if (!category || !duration || !duration->is_number() || !name) continue;
     const double dur = duration->as_double();
-    if (category->text() == "input") input_us += dur;
-    if (category->text() == "step") chunk_us += dur;
-    if (category->text() == "replica") {
+    const std::string& cat = category->text();
+    if (cat == "input") input_us += dur;
+    if (cat == "step") chunk_us += dur;
+    if (cat == "replica") {
       const Json* track = event.find("tid");
       replica_us[track ? track->as_int() : 0] += dur;
       ++replica_spans;
     }
+    if (cat == "collective") {
+      // "all_reduce 814120 bytes", "merge_call 8 bytes" (experiment_runner's observer).
+      const std::string& text = name->text();
+      (text.rfind("merge_call", 0) == 0 ? barrier_us : communication_us) += dur;
+      const size_t space = text.find(' ');
+      if (space != std::string::npos) bytes += std::strtod(text.c_str() + space + 1, nullptr);
+    }
   }
   StepBreakdown b;
   if (replica_us.empty()) return b;
+  const double replicas = double(replica_us.size());
   b.steps = replica_spans / int64_t(replica_us.size());
   if (b.steps == 0) return b;
   double busy_us = 0;
   for (const auto& [track, us] : replica_us) busy_us += us;
-  busy_us /= double(replica_us.size());
-  const double steps = double(b.steps);
-  b.input_ms = input_us / steps / 1000;
-  b.replica_ms = busy_us / steps / 1000;
-  b.step_ms = chunk_us / steps / 1000;
-  b.wait_ms = std::max(0.0, b.step_ms - b.replica_ms);
+  const double per_step = 1.0 / double(b.steps) / 1000 / replicas;  // us per replica -> ms/step
+  b.communication_ms = communication_us * per_step;
+  b.barrier_ms = barrier_us * per_step;
+  b.compute_ms = std::max(0.0, busy_us * per_step - b.communication_ms - b.barrier_ms);
+  b.input_ms = input_us / double(b.steps) / 1000;
+  b.step_ms = chunk_us / double(b.steps) / 1000;
+  b.wait_ms = std::max(0.0, b.step_ms - busy_us * per_step);
+  b.collective_bytes = bytes / replicas / double(b.steps);
   return b;
 }
 

@@ -26,15 +26,21 @@ struct MetricRow {
 /// metrics.csv's rows in order; throws data_loss naming the file and line on a malformed row.
 std::vector<MetricRow> read_metrics_csv(const std::string& path);
 
-/// Where one step's time goes, in milliseconds per step, from a run's timeline (Chrome trace).
+/// Where one step's time goes, in milliseconds per step, from a run's timeline (Chrome trace),
+/// averaged over the replicas of the process that wrote it.
 struct StepBreakdown {
-  double input_ms = 0;    ///< the coordinator waiting for the next batches ("get_next")
-  double replica_ms = 0;  ///< a replica running its steps: compute and all-reduce ("replica_step")
-  /// Dispatch and waiting: the time a chunk takes beyond the mean replica's busy time (replicas
-  /// waiting for the slowest one at the end of the chunk, and the hand-off to the replicas).
+  double input_ms = 0;          ///< the coordinator waiting for the next batches ("get_next")
+  double compute_ms = 0;        ///< a replica's step outside collectives and merge calls
+  double communication_ms = 0;  ///< in all_reduce, broadcast and all_gather (category collective)
+  double barrier_ms = 0;        ///< in merge_call: waiting for the other replicas, then the merge
+  /// The time a chunk of steps takes beyond the mean replica's busy time: replicas waiting for
+  /// the slowest one at the end of the chunk, and the hand-off to the replicas.
   double wait_ms = 0;
   double step_ms = 0;  ///< the chunk's wall time per step
-  int64_t steps = 0;   ///< steps the timeline covers
+  /// Bytes one replica hands to collectives and merge calls per step (measured at the
+  /// ReplicaContext: what the strategy reduces; the algorithm decides the bytes on the wire).
+  double collective_bytes = 0;
+  int64_t steps = 0;  ///< steps the timeline covers
 };
 
 /// Reads a timeline written by `--timeline` / RunOptions::timeline_path.
