@@ -104,5 +104,22 @@ TEST(CliCompare, BadVariantIsRefusedBeforeAnythingRuns) {
   fs::remove_all(dir);
 }
 
+// The shipped example, whole: every variant (the 2-worker one through troupe launch) and the page.
+TEST(CliCompare, TheStrategiesExampleRunsAndWritesItsReport) {
+  auto dir = fresh("example");
+  const std::string out = (dir / "out").string();
+  TroupeProcess p({"compare", std::string(TROUPE_SOURCE_DIR) + "/examples/compare_strategies.yaml",
+                   "--out", out});
+  ASSERT_EQ(finish(p), 0) << p.out() << p.err();
+  std::ifstream page(out + "/report.md");
+  std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  for (const char* row : {"| ring | 1 x 2 |", "| hierarchical | 1 x 2 |",
+                          "| reduce_to_one | 1 x 2 |", "| multi_worker_2x1 | 2 x 1 |"})
+    EXPECT_TRUE(contains(text, row)) << row << "\n" << text;
+  for (const char* plot : {"loss_vs_time", "loss_vs_step", "throughput", "step_breakdown"})
+    EXPECT_TRUE(fs::exists(out + "/plots/" + plot + ".png")) << plot;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace troupe::testing
