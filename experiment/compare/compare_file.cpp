@@ -13,6 +13,9 @@
 namespace troupe::experiment {
 namespace {
 
+// `troupe launch -n N` refuses more (cli/command_launch.cpp).
+constexpr int64_t kMaxLaunchedWorkers = 256;
+
 YAML::Node load_yaml(std::string_view text, const std::string& source_name) {
   try {
     return YAML::Load(std::string(text));
@@ -130,8 +133,16 @@ CompareSpec parse_compare(std::string_view yaml_text, const std::string& source_
     if (!names.insert(v.name).second)
       throw source.error(child_path(field.path, "name"),
                          "duplicate variant name \"" + v.name + "\"");
-    if (auto workers = variant.get("workers"))
-      v.workers = int(std::min<int64_t>(read_integer(*workers, source, 1), 1024));
+    if (auto workers = variant.get("workers")) {
+      const int64_t n = read_integer(*workers, source, 1);
+      // troupe launch starts at most this many local processes.
+      if (n > kMaxLaunchedWorkers)
+        throw source.error(workers->path, std::to_string(n) +
+                                              " workers are more than troupe "
+                                              "launch starts (at most " +
+                                              std::to_string(kMaxLaunchedWorkers) + ")");
+      v.workers = int(n);
+    }
     // A fresh tree per variant: overrides change it in place.
     YAML::Node tree = load_yaml(yaml_text, source_name);
     YAML::Node overrides = tree["compare"]["variants"][i];

@@ -58,7 +58,7 @@ std::string run_launched(const CompareSpec& spec, size_t index, const std::strin
                          const CompareOptions& options) {
   const CompareVariant& v = spec.variants[index];
   if (options.troupe_binary.empty())
-    throw failed_precondition("variant \"" + v.name + "\" needs " + std::to_string(v.workers) +
+    throw failed_precondition("it needs " + std::to_string(v.workers) +
                               " worker processes, but no troupe executable was given to "
                               "launch them");
   fs::create_directories(dir);
@@ -67,7 +67,11 @@ std::string run_launched(const CompareSpec& spec, size_t index, const std::strin
   ChildProcess launcher(options.troupe_binary,
                         {"launch", "-n", std::to_string(v.workers), file, "--dir", dir,
                          "--overwrite", "--timeline", dir + "/timeline.json"},
-                        {}, {false, SIGKILL});
+                        {}, {/*own_process_group=*/true, /*parent_death_signal=*/SIGKILL});
+  // A terminal's Ctrl-C reaches only this process, which forwards it once (a second SIGINT
+  // would make the launcher kill its workers without a checkpoint). Nothing in this process
+  // waits for input meanwhile, so the interrupt handler must not give the run up.
+  if (options.phase) options.phase->store(RunPhase::step);
   const std::string csv = dir + "/metrics.csv";
   StopRuleTracker tracker(spec.stop);
   size_t rows_seen = 0;
@@ -98,8 +102,7 @@ std::string run_launched(const CompareSpec& spec, size_t index, const std::strin
   auto code = launcher.wait(std::chrono::minutes(2));
   forward();
   if (!code || (*code != 0 && !(signalled && *code == 130)))
-    throw unavailable("variant \"" + v.name + "\": troupe launch -n " + std::to_string(v.workers) +
-                      " " + file + " failed (" +
+    throw unavailable("troupe launch -n " + std::to_string(v.workers) + " " + file + " failed (" +
                       (code ? "exit " + std::to_string(*code) : std::string("no exit")) + ")");
   if (!tracker.reason().empty()) return tracker.reason();
   if (signalled) return "";
@@ -142,8 +145,13 @@ CompareOutcome run_comparison(caf::actor_system& system, const CompareSpec& spec
                  spec.variants.size(), v.name.c_str(), v.experiment.strategy().kind().c_str(),
                  v.workers);
     std::fflush(options.out);
-    std::string reason = v.workers > 1 ? run_launched(spec, i, dir, options)
-                                       : run_in_process(system, spec, v, dir, options);
+    std::string reason;
+    try {
+      reason = v.workers > 1 ? run_launched(spec, i, dir, options)
+                             : run_in_process(system, spec, v, dir, options);
+    } catch (const Error& e) {
+      throw Error(e.code(), "variant \"" + v.name + "\": " + e.what());
+    }
     if (reason.empty()) {
       outcome.interrupted = true;
       return outcome;

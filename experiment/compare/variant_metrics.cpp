@@ -38,6 +38,8 @@ std::vector<MetricRow> read_metrics_csv(const std::string& path) {
   double seconds = 0;
   int64_t last_step = 0;
   while (std::getline(in, line)) {
+    // A row without its newline is still being written (a live run's file): not a row yet.
+    if (in.eof()) break;
     ++line_number;
     if (line_number == 1) continue;  // the header
     if (line.empty()) continue;

@@ -129,6 +129,14 @@ TEST(CompareFile, SeveralWorkersNeedMultiWorkerMirrored) {
       << message;
 }
 
+TEST(CompareFile, MoreWorkersThanTheLauncherStartsAreRefused) {
+  EXPECT_EQ(refusal("compare:\n  stop: {steps: 5}\n  variants:\n    - {name: w, workers: 300}\n"),
+            "cmp.yaml:11:26: compare.variants[0].workers: 300 workers are more than troupe launch "
+            "starts (at most 256)");
+  EXPECT_EQ(refusal("compare:\n  stop: {steps: 5}\n  variants:\n    - {name: w, workers: 0}\n"),
+            "cmp.yaml:11:26: compare.variants[0].workers: expected a positive integer, got \"0\"");
+}
+
 TEST(CompareFile, CheckpointDirIsRefusedBecauseCompareChoosesTheRunDirectories) {
   auto message = refusal(
       "compare:\n  stop: {steps: 5}\n  variants:\n"

@@ -225,5 +225,40 @@ TEST(CompareRun, MultiWorkerVariantRunsThroughTheLauncher) {
   fs::remove_all(out);
 }
 
+TEST(CompareRun, AFailedVariantIsNamed) {
+  Runtime runtime;
+  auto spec =
+      parse_compare(comparison("compare:\n  stop: {steps: 10}\n  variants:\n"
+                               "    - name: two_workers\n      workers: 2\n"
+                               "      strategy: {kind: multi_worker_mirrored, devices: [CPU:0], "
+                               "cross_device_ops: ~}\n"),
+                    "cmp.yaml");
+  const std::string out = fresh_out("failed");
+  CompareOptions options;
+  options.out_dir = out;
+  options.out = std::tmpfile();
+  options.troupe_binary = out + "/no-such-troupe";
+  try {
+    run_comparison(runtime.system(), spec, options);
+    ADD_FAILURE() << "a variant whose launcher cannot start succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "variant \"two_workers\": troupe launch -n 2 " + out +
+                                         "/runs/two_workers/experiment.yaml failed (exit 127)");
+  }
+  options.troupe_binary.clear();
+  options.resume = true;
+  try {
+    run_comparison(runtime.system(), spec, options);
+    ADD_FAILURE() << "a multi-worker variant ran without a troupe executable";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "variant \"two_workers\": it needs 2 worker processes, but no troupe executable "
+              "was given to launch them");
+  }
+  std::fclose(options.out);
+  EXPECT_FALSE(fs::exists(variant_done_file(out, "two_workers")));
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace troupe::experiment
