@@ -7,11 +7,14 @@
 namespace troupe::report {
 namespace {
 
-// A short label for an axis value: 3 significant digits, no exponent for ordinary sizes.
+// A short label for a value: whole numbers from 1000 up, else 3 significant digits; an exponent
+// only for the very large and very small.
 std::string tick_label(double v) {
   char text[32];
-  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3))
+  if (v != 0 && (std::fabs(v) >= 1e7 || std::fabs(v) < 1e-3))
     std::snprintf(text, sizeof text, "%.1e", v);
+  else if (std::fabs(v) >= 1000)
+    std::snprintf(text, sizeof text, "%.0f", v);  // 22292, not 2.23e+04
   else
     std::snprintf(text, sizeof text, "%.3g", v);
   return text;
