@@ -36,6 +36,20 @@ Error name_variant(const std::string& message, const std::string& source_name,
   return invalid_argument(message.substr(0, at + 2) + label + message.substr(at + 2));
 }
 
+// The base's tree with variant `index`'s overrides applied and the compare section removed; a
+// fresh tree each time (overrides change it in place).
+YAML::Node variant_tree(std::string_view text, const std::string& source_name, size_t index) {
+  YAML::Node tree = load_yaml(text, source_name);
+  const YAML::Node overrides = tree["compare"]["variants"][index];
+  tree.remove("compare");
+  YAML::Node changes(YAML::NodeType::Map);
+  for (auto it = overrides.begin(); it != overrides.end(); ++it)
+    if (it->first.Scalar() != "name" && it->first.Scalar() != "workers")
+      changes.force_insert(it->first, it->second);
+  apply_overrides(tree, changes);
+  return tree;
+}
+
 StopRule read_stop(const Field& field, SourceMap& source) {
   MapFields stop(field, source, {"steps", "wall_seconds", "target_loss"});
   StopRule rule;
@@ -143,15 +157,19 @@ CompareSpec parse_compare(std::string_view yaml_text, const std::string& source_
                                               std::to_string(kMaxLaunchedWorkers) + ")");
       v.workers = int(n);
     }
-    // A fresh tree per variant: overrides change it in place.
-    YAML::Node tree = load_yaml(yaml_text, source_name);
-    YAML::Node overrides = tree["compare"]["variants"][i];
-    tree.remove("compare");
-    YAML::Node changes(YAML::NodeType::Map);
-    for (auto it = overrides.begin(); it != overrides.end(); ++it)
-      if (it->first.Scalar() != "name" && it->first.Scalar() != "workers")
-        changes.force_insert(it->first, it->second);
-    apply_overrides(tree, changes);
+    if (spec.stop.steps > 0) {
+      // compare.stop.steps sets every variant's steps: a variant's own would be ignored.
+      const YAML::Node& overrides = field.node;
+      const YAML::Node train = overrides["train"];
+      if (train.IsDefined() && train.IsMap() && train["steps"])
+        throw name_variant(source
+                               .error(child_path(field.path, "train.steps"),
+                                      "compare.stop.steps sets every variant's steps; remove "
+                                      "train.steps from the variant")
+                               .what(),
+                           source_name, v.name, i);
+    }
+    YAML::Node tree = variant_tree(yaml_text, source_name, i);
     try {
       v.experiment = parse_experiment_tree(tree, source_name, registry);
       if (spec.stop.steps > 0) v.experiment.mutable_train()->set_steps(spec.stop.steps);
@@ -182,14 +200,7 @@ CompareSpec load_compare(const std::string& path, const ModelRegistry* registry)
 
 std::string variant_experiment_yaml(const CompareSpec& spec, size_t variant_index) {
   const CompareVariant& variant = spec.variants.at(variant_index);
-  YAML::Node tree = YAML::Load(spec.yaml);
-  YAML::Node overrides = tree["compare"]["variants"][variant_index];
-  tree.remove("compare");
-  YAML::Node changes(YAML::NodeType::Map);
-  for (auto it = overrides.begin(); it != overrides.end(); ++it)
-    if (it->first.Scalar() != "name" && it->first.Scalar() != "workers")
-      changes.force_insert(it->first, it->second);
-  apply_overrides(tree, changes);
+  YAML::Node tree = variant_tree(spec.yaml, "<comparison>", variant_index);
   tree["train"]["steps"] = variant.experiment.train().steps();
   // Files resolved against the comparison's directory: the variant's file lives elsewhere.
   if (variant.experiment.data().files_size() > 0) {

@@ -137,6 +137,19 @@ TEST(CompareFile, MoreWorkersThanTheLauncherStartsAreRefused) {
             "cmp.yaml:11:26: compare.variants[0].workers: expected a positive integer, got \"0\"");
 }
 
+TEST(CompareFile, AVariantsStepsAreRefusedWhenTheRuleSetsThem) {
+  EXPECT_EQ(refusal("compare:\n  stop: {steps: 5}\n  variants:\n"
+                    "    - name: long\n      train: {steps: 50}\n"),
+            "cmp.yaml:12:7: variant \"long\" (compare.variants[0]): "
+            "compare.variants[0].train.steps: compare.stop.steps sets every variant's steps; "
+            "remove train.steps from the variant");
+  // Without stop.steps a variant's own steps bound it.
+  auto spec = parse_compare(comparison("compare:\n  stop: {target_loss: 0.1}\n  variants:\n"
+                                       "    - name: long\n      train: {steps: 50}\n"),
+                            "cmp.yaml");
+  EXPECT_EQ(spec.variants[0].experiment.train().steps(), 50);
+}
+
 TEST(CompareFile, CheckpointDirIsRefusedBecauseCompareChoosesTheRunDirectories) {
   auto message = refusal(
       "compare:\n  stop: {steps: 5}\n  variants:\n"
