@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(build-essential cmake ccache clang-format libcaf-dev protobuf-compiler libprotobuf-dev
           libboost-dev libboost-program-options-dev libgtest-dev libgmock-dev libopenblas-dev
-          libyaml-cpp-dev libssl-dev python3 libdnnl-dev)
+          libyaml-cpp-dev libssl-dev python3 libdnnl-dev zlib1g-dev)
 packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do

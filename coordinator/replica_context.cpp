@@ -25,6 +25,32 @@ class CrossReplicaGuard {
   ThreadContext saved_;
 };
 
+int64_t byte_size(const std::vector<Tensor>& values) {
+  int64_t bytes = 0;
+  for (const auto& v : values) bytes += int64_t(v.byte_size());
+  return bytes;
+}
+
+/// Reports the span from construction to destruction to an observer, if there is one.
+class ObservedSpan {
+ public:
+  ObservedSpan(const CollectiveObserver& observer, const char* kind, int64_t bytes)
+      : observer_(observer), kind_(kind), bytes_(bytes) {
+    if (observer_) begin_ = std::chrono::steady_clock::now();
+  }
+  ~ObservedSpan() {
+    if (observer_) observer_(kind_, begin_, std::chrono::steady_clock::now(), bytes_);
+  }
+  ObservedSpan(const ObservedSpan&) = delete;
+  ObservedSpan& operator=(const ObservedSpan&) = delete;
+
+ private:
+  const CollectiveObserver& observer_;
+  const char* kind_;
+  int64_t bytes_;
+  std::chrono::steady_clock::time_point begin_;
+};
+
 }  // namespace
 
 ReplicaContext::ReplicaContext(Strategy& strategy, int replica_id, MergePort& port)
@@ -74,6 +100,7 @@ std::vector<Tensor> ReplicaContext::merge_call(const MergeFn& fn, std::vector<Te
     }
     return out;
   };
+  ObservedSpan span(observer_, "merge_call", byte_size(args));
   return port_.merge(tag, std::move(args), std::move(runner));
 }
 
@@ -82,14 +109,19 @@ Tensor ReplicaContext::all_reduce(ReduceOp op, const Tensor& value) {
 }
 
 std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Tensor>& values) {
+  ObservedSpan span(observer_, "all_reduce", byte_size(values));
   return collectives().all_reduce(op, values);
 }
 
 Tensor ReplicaContext::broadcast(const Tensor& value, int root) {
+  ObservedSpan span(observer_, "broadcast", int64_t(value.byte_size()));
   return collectives().broadcast(value, root);
 }
 
-Tensor ReplicaContext::all_gather(const Tensor& value) { return collectives().all_gather(value); }
+Tensor ReplicaContext::all_gather(const Tensor& value) {
+  ObservedSpan span(observer_, "all_gather", int64_t(value.byte_size()));
+  return collectives().all_gather(value);
+}
 
 Transport ReplicaContext::last_collective_transport() const {
   return collectives_ ? collectives_->last_transport() : Transport::identity;

@@ -3,6 +3,8 @@
 // size, merge_call and the collectives (all_reduce, broadcast, all_gather), which run over the
 // transport coordinator/collectives chooses per call.
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +25,12 @@ class ReplicaCollectives;
 /// (a value with one component goes to every replica).
 using MergeFn =
     std::function<std::vector<DistributedValues>(Strategy&, const std::vector<PerReplica>&)>;
+
+/// Told of each collective and merge_call a replica ran: which ("all_reduce", "broadcast",
+/// "all_gather", "merge_call"), when, and the bytes of the tensors it passed in.
+using CollectiveObserver =
+    std::function<void(const char* kind, std::chrono::steady_clock::time_point begin,
+                       std::chrono::steady_clock::time_point end, int64_t bytes)>;
 
 /// The replica side of a running step.
 class ReplicaContext {
@@ -58,6 +66,10 @@ class ReplicaContext {
   /// The transport this replica's latest collective took (transport_name() names it).
   Transport last_collective_transport() const;
 
+  /// Reports every later collective and merge_call of this replica to `observer` (empty: none);
+  /// a run's timeline splits a step into compute and communication with it.
+  void set_collective_observer(CollectiveObserver observer) { observer_ = std::move(observer); }
+
   /// The group's transport primitives (merge, peer collective, shared-memory all-reduce), for
   /// the collective transports of coordinator/collectives.
   MergePort& port() const { return port_; }
@@ -69,6 +81,7 @@ class ReplicaContext {
   int replica_id_;
   MergePort& port_;
   std::unique_ptr<ReplicaCollectives> collectives_;  // made at the first collective
+  CollectiveObserver observer_;
 };
 
 }  // namespace troupe

@@ -12,7 +12,6 @@ namespace troupe::experiment {
 
 proto::Experiment parse_experiment(std::string_view yaml_text, const std::string& source_name,
                                    const ModelRegistry* registry) {
-  SourceMap source(source_name);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -20,6 +19,12 @@ proto::Experiment parse_experiment(std::string_view yaml_text, const std::string
     throw invalid_argument(source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
                            std::to_string(e.mark.column + 1) + ": invalid YAML: " + e.msg);
   }
+  return parse_experiment_tree(root, source_name, registry);
+}
+
+proto::Experiment parse_experiment_tree(const YAML::Node& root, const std::string& source_name,
+                                        const ModelRegistry* registry) {
+  SourceMap source(source_name);
   if (root.IsDefined() && !root.IsNull() && root.Mark().line >= 0)
     source.record("", root.Mark().line + 1, root.Mark().column + 1);
   if (!root.IsMap())

@@ -5,7 +5,16 @@
 #include "experiment/yaml_fields.hpp"
 #include "messages/proto/experiment.pb.h"
 
+namespace troupe {
+class ModelRegistry;
+}
+
 namespace troupe::experiment {
+
+/// parse_experiment on an already loaded YAML tree (the compare section applies its variants'
+/// overrides to the base tree and parses each result with this, so errors point into the file).
+proto::Experiment parse_experiment_tree(const YAML::Node& root, const std::string& source_name,
+                                        const ModelRegistry* registry);
 
 /// strategy: kind, devices, cross_device_ops.
 void read_strategy(const Field& field, SourceMap& source, proto::StrategySpec* out);

@@ -110,6 +110,17 @@ bool any_worker(Strategy& strategy, bool mine) {
   return strategy.reduce(ReduceOp::sum, PerReplica(flags, devices)).scalar<int64_t>() > 0;
 }
 
+// A timeline span per collective and merge_call of the replica ("all_reduce 814120 bytes"), in
+// category "collective" on the replica's track: the compute / communication split of a step.
+void observe_collectives(ReplicaContext& ctx, Timeline& timeline) {
+  const int track = ctx.replica_id_in_sync_group() + 1;
+  ctx.set_collective_observer([&timeline, track](const char* kind, Timeline::Clock::time_point b,
+                                                 Timeline::Clock::time_point e, int64_t bytes) {
+    timeline.add(std::string(kind) + " " + std::to_string(bytes) + " bytes", "collective", track, b,
+                 e);
+  });
+}
+
 bool has_accuracy(const proto::Experiment& e) {
   return e.model().kind() == "softmax" || e.model().kind() == "mlp";
 }
@@ -210,8 +221,9 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
     Strategy& strategy;
     ~WaitForReplicas() { strategy.wait_for_replicas(); }
   } wait_for_replicas{*strategy};
+  bool stop_after_log = false;
   while (step < total) {
-    bool stop = options.stop && options.stop->load();
+    bool stop = stop_after_log || (options.stop && options.stop->load());
     // Every worker must stop at the same step, or the others would wait in its collectives.
     if (multi_worker) stop = any_worker(*strategy, stop);
     if (stop) {
@@ -237,6 +249,7 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
       Timeline::Span span(tl, chunk_name(step, chunk), "step", 0);
       strategy->run(
           [&, chunk](ReplicaContext& ctx, const std::vector<Tensor>& a) {
+            if (tl) observe_collectives(ctx, *tl);
             std::vector<Tensor> outputs;
             for (int64_t k = 0; k < chunk; ++k) {
               Timeline::Span replica_span(tl, "replica_step", "replica",
@@ -263,6 +276,7 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
       point.loss = trainer->metrics().mean_loss();
       point.accuracy = has_accuracy(e) ? trainer->metrics().accuracy() : -1;
       progress.log(point);
+      if (options.stop_after_log) stop_after_log = options.stop_after_log(point);
       std::vector<std::pair<std::string, float>> scalars{
           {"loss", float(point.loss)}, {"examples_per_second", float(point.examples_per_s)}};
       if (point.accuracy >= 0) scalars.emplace_back("accuracy", float(point.accuracy));

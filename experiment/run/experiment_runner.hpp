@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,7 @@
 namespace troupe {
 
 class ModelRegistry;
+struct ProgressPoint;
 
 /// What run_experiment is doing, published for a signal handler that must decide whether the
 /// run will reach a consistent stop soon (a step or checkpoint in progress) or may be blocked for
@@ -40,6 +42,9 @@ struct RunOptions {
   /// The chief (worker 0) owns the run directory; the others write their checkpoints, metrics
   /// and events to `<run directory>.workertemp_<index>` and remove it at the end.
   std::shared_ptr<WorkerCollective> workers;
+  /// Called after every logged step with what was logged; true stops the run there (checkpoint
+  /// written, summary.interrupted set), as `troupe compare`'s wall-time and target-loss rules do.
+  std::function<bool(const ProgressPoint&)> stop_after_log;
 };
 
 /// What a run did.
