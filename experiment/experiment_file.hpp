@@ -52,9 +52,19 @@ inline constexpr int64_t kDefaultLogEvery = 50;
 /// Training steps per strategy.run when train.steps_per_execution is not given.
 inline constexpr int64_t kDefaultStepsPerExecution = 8;
 
+/// data.prefetch as read while the data section is not yet resolved (not given).
+inline constexpr int64_t kPrefetchAuto = -1;
+
 /// The effective train.steps_per_execution (kDefaultStepsPerExecution when the proto holds 0).
 inline int64_t steps_per_execution(const proto::TrainSpec& train) {
   return train.steps_per_execution() > 0 ? train.steps_per_execution() : kDefaultStepsPerExecution;
+}
+
+/// data.prefetch when not given: two strategy.run chunks of global batches (2 x
+/// train.steps_per_execution), so the input worker produces the next chunk on its own thread
+/// while the replicas train this one (with fewer, the loop waits for input between chunks).
+inline int64_t default_prefetch(const proto::TrainSpec& train) {
+  return 2 * steps_per_execution(train);
 }
 
 }  // namespace troupe::experiment

@@ -63,7 +63,7 @@ MemoryEstimate estimate_memory(const proto::Experiment& e) {
       times(times(per_replica, activation_elements_per_example(e.model())), 4 * replicas);
   const int64_t width = e.model().kind() == "embedding" ? 2 : e.model().input_dim();
   const int64_t example_bytes = 4 * width + 8;  // float32 features (or ids) and a label
-  m.input = times(times(global, example_bytes), 1 + std::max<int64_t>(1, e.data().prefetch()));
+  m.input = times(times(global, example_bytes), 1 + std::max<int64_t>(0, e.data().prefetch()));
   m.total = m.parameters + m.slots + m.gradients + m.activations + m.input;
   const int64_t model_part = m.parameters + m.slots + m.gradients;
   m.largest_key =

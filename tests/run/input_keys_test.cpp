@@ -75,6 +75,11 @@ TEST(InputKeys, PrefetchSetsTheStepsEachInputWorkerProducesAhead) {
   EXPECT_EQ(
       make_input_options(input_experiment(2, ", prefetch: 1")).experimental_per_replica_buffer_size,
       1);
+  // 0: off; not given: two strategy.run chunks (2 x train.steps_per_execution, default 8).
+  EXPECT_EQ(
+      make_input_options(input_experiment(2, ", prefetch: 0")).experimental_per_replica_buffer_size,
+      0);
+  EXPECT_EQ(input_experiment(2, "").data().prefetch(), 16);
 
   // Really produced ahead, before any step asks: 3 more global batches of 32 x (16 float32
   // features + an int64 label) wait in the input worker with prefetch 4 than with 1. (No
@@ -94,9 +99,12 @@ TEST(InputKeys, PrefetchSetsTheStepsEachInputWorkerProducesAhead) {
 
 TEST(InputKeys, PrefetchDoesNotChangeTrainingResults) {
   Runtime runtime;
-  expect_bitwise_equal(
-      trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 1"), "prefetch1"),
-      trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 4"), "prefetch4"));
+  const auto with_one = trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 1"), "p1");
+  expect_bitwise_equal(with_one,
+                       trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 4"), "p4"));
+  expect_bitwise_equal(with_one,
+                       trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 0"), "p0"));
+  expect_bitwise_equal(with_one, trained(runtime, input_experiment(2, ", shuffle: true"), "p16"));
 }
 
 TEST(InputKeys, FromFunctionCallsTheDatasetFunctionOncePerInputWorker) {
