@@ -44,9 +44,10 @@ proto::Experiment parse_experiment(std::string_view yaml_text, const std::string
   const auto step_names =
       registry ? registry->step_names() : ModelRegistry::with_builtins().step_names();
   read_train(top.require("train"), source, step_names, experiment.mutable_train());
-  if (experiment.data().prefetch() == kPrefetchAuto)
-    experiment.mutable_data()->set_prefetch(default_prefetch(experiment.train()));
   check_experiment(experiment, source);
+  // After the checks: the default depends on the batch's bytes, known once the model is.
+  if (experiment.data().prefetch() == kPrefetchAuto)
+    experiment.mutable_data()->set_prefetch(default_prefetch(experiment));
   check_memory(experiment, source, available_memory_bytes());
   return experiment;
 }

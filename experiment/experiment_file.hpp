@@ -60,11 +60,4 @@ inline int64_t steps_per_execution(const proto::TrainSpec& train) {
   return train.steps_per_execution() > 0 ? train.steps_per_execution() : kDefaultStepsPerExecution;
 }
 
-/// data.prefetch when not given: two strategy.run chunks of global batches (2 x
-/// train.steps_per_execution), so the input worker produces the next chunk on its own thread
-/// while the replicas train this one (with fewer, the loop waits for input between chunks).
-inline int64_t default_prefetch(const proto::TrainSpec& train) {
-  return 2 * steps_per_execution(train);
-}
-
 }  // namespace troupe::experiment
