@@ -1,7 +1,8 @@
 #pragma once
-// The merge_call barrier actor: gathers one arrival per replica, lets core/merge_barrier decide,
-// runs the merge once (in cross-replica context, set up by the runner the coordinator provides)
-// and hands each parked replica its slice. Event-based; it never blocks.
+// The merge_call barrier actor of one replica group: it times the rounds that the replica threads
+// decide in shared memory (actors/merge_rounds), failing a round that waits longer than the
+// group's merge timeout with the names of the replicas that did not arrive. Event-based; it never
+// blocks. The group's worker monitors it: when it goes away, parked replicas fail at once.
 
 #include <memory>
 

@@ -272,8 +272,8 @@ caf::actor spawn_dataset_iterator(caf::actor_system& system, const data::Dataset
   if (options.replicas < 1)
     throw invalid_argument("dataset_iterator: replicas must be >= 1, got " +
                            std::to_string(options.replicas));
-  if (options.buffer_steps < 1)
-    throw invalid_argument("dataset_iterator: buffer size must be >= 1, got " +
+  if (options.buffer_steps < 0)
+    throw invalid_argument("dataset_iterator: buffer size must be >= 0, got " +
                            std::to_string(options.buffer_steps));
   // Made on the caller's thread so that a pipeline that cannot start fails right here.
   auto iterator = std::make_shared<data::Iterator>(dataset.make_iterator());

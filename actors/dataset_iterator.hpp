@@ -22,7 +22,7 @@ namespace troupe {
 /// How a dataset_iterator cuts and buffers its stream.
 struct DatasetIteratorOptions {
   int32_t replicas = 1;      ///< replicas this input worker feeds (elements per step)
-  int64_t buffer_steps = 1;  ///< steps read ahead (experimental_per_replica_buffer_size)
+  int64_t buffer_steps = 1;  ///< steps read ahead (experimental_per_replica_buffer_size); 0: none
 };
 
 /// Spawns the actor over a fresh iterator of `dataset`. The caller must exit it explicitly

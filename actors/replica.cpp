@@ -28,33 +28,34 @@ class BarrierPort final : public MergePort {
 
   std::vector<Tensor> merge(const std::string& tag, std::vector<Tensor> args,
                             MergeRunner runner) override {
-    auto& slot = shared_.slots[size_t(replica_)];
-    slot.runner = std::move(runner);  // published to the barrier by the message below
     uint32_t call = calls_++;
-    shared_.merge_begins(step_);
-    self_->send(barrier_, merge_arrival_msg{step_, call, tag, int32_t(replica_), std::move(args)});
-    // The barrier answers within its own timeout; the margin only guards against a dead barrier.
+    MergeTurn turn =
+        shared_.rounds.arrive(replica_, step_, call, tag, std::move(args), std::move(runner));
+    if (turn.arm_timer) self_->send(barrier_, merge_timeout_msg{});
+    if (turn.run_merge) return run_merge(std::move(turn), call);
+    // The barrier times the round; the margin only guards against a dead barrier.
     const auto deadline =
         std::chrono::steady_clock::now() + shared_.merge_timeout + std::chrono::seconds(5);
-    auto outcome = slot.take_answer(step_, call, deadline);
+    auto outcome = shared_.slots[size_t(replica_)].take_answer(step_, call, deadline);
     if (!outcome)
       throw deadline_exceeded("replica " + std::to_string(replica_) +
                               ": the merge_call barrier did not answer (step " +
                               std::to_string(step_) + ", merge_call " + std::to_string(call) + ")");
-    if (outcome->run_merge) return run_merge(std::move(*outcome), call);
-    slot.runner = nullptr;  // the merge ran: drop what it captured from this frame
     outcome->status.throw_if_error();
     return std::move(outcome->values);
   }
 
-  // Replica 0, its round complete: runs its merge function here and answers the others.
-  std::vector<Tensor> run_merge(MergeOutcome order, uint32_t call) {
-    auto& slot = shared_.slots[size_t(replica_)];
-    const auto& replicas = order.merge_replicas;
+  // The last replica to arrive: runs replica 0's merge function here, on a replica thread (a
+  // merge may block on a GPU or in user code: it must not hold a CAF scheduler thread), and
+  // answers the others.
+  std::vector<Tensor> run_merge(MergeTurn turn, uint32_t call) {
     std::vector<std::vector<Tensor>> results;
     Status failure;
     try {
-      results = slot.runner(std::move(order.merge_args));
+      if (!turn.runner)
+        throw internal_error("merge_call round at step " + std::to_string(step_) +
+                             " completed without replica 0's merge function");
+      results = turn.runner(std::move(turn.args));
       if (results.size() != size_t(shared_.size()))
         throw internal_error("merge runner returned " + std::to_string(results.size()) +
                              " results for " + std::to_string(shared_.size()) + " replicas");
@@ -65,8 +66,8 @@ class BarrierPort final : public MergePort {
       failure = Status(Code::internal,
                        "merge function failed at step " + std::to_string(step_) + ": " + e.what());
     }
-    slot.runner = nullptr;
-    for (int r : replicas) {
+    turn.runner = nullptr;  // drops what it captured from replica 0's frame before it resumes
+    for (int r : turn.replicas) {
       if (r == replica_) continue;
       MergeOutcome answer;
       answer.status = failure;
@@ -162,10 +163,11 @@ void replica(caf::blocking_actor* self, int id, std::shared_ptr<ReplicaGroupShar
                          ? "replica " + std::to_string(id) + " failed: " + report.status.message()
                          : "replica " + std::to_string(id) + " already finished step " +
                                std::to_string(order->step) + " and will not join");
-    const bool quiet = !failed && port.merge_calls() == 0;
-    if (!quiet || shared->finished_quietly(id, order->step))
-      self->send(barrier, replica_done_msg{order->step, id, port.merge_calls(), failed,
-                                           failed ? report.status.message() : std::string()});
+    // A parked replica learns at once that this one will not arrive (the unequal-count error).
+    if (failed)
+      shared->rounds.failed(id, order->step, report.status.message());
+    else
+      shared->rounds.finished(id, order->step, port.merge_calls());
     // The task (and what it captured) goes before the report: once reported, this replica is
     // idle and its caller may free what the task referred to (StepExchange::wait_idle).
     order.reset();

@@ -48,23 +48,4 @@ void ReplicaGroupShared::abort_collectives(uint64_t step, const std::string& why
   rendezvous_.for_step(step, [&](auto& group) { group->abort(why); });
 }
 
-bool ReplicaGroupShared::finished_quietly(int replica, uint64_t step) {
-  std::lock_guard<std::mutex> lock(finishes_mutex_);
-  quiet_finish_step_.at(size_t(replica)) = step;
-  return merge_step_ == step;
-}
-
-void ReplicaGroupShared::merge_begins(uint64_t step) {
-  std::lock_guard<std::mutex> lock(finishes_mutex_);
-  merge_step_ = step;
-}
-
-std::vector<int> ReplicaGroupShared::quiet_finishers(uint64_t step) {
-  std::lock_guard<std::mutex> lock(finishes_mutex_);
-  std::vector<int> replicas;
-  for (size_t r = 0; r < quiet_finish_step_.size(); ++r)
-    if (quiet_finish_step_[r] == step) replicas.push_back(int(r));
-  return replicas;
-}
-
 }  // namespace troupe

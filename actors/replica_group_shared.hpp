@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "actors/merge_rounds.hpp"
 #include "core/collective/shared_memory_all_reduce.hpp"
 #include "core/handoff.hpp"
 #include "core/status.hpp"
@@ -26,27 +27,6 @@
 #include "core/tensor.hpp"
 
 namespace troupe {
-
-/// Runs a merge function once: takes every replica's arguments (outer index = replica) and
-/// returns every replica's results (outer index = replica).
-using MergeRunner =
-    std::function<std::vector<std::vector<Tensor>>(std::vector<std::vector<Tensor>> by_replica)>;
-
-/// What a replica parked at merge_call gets back, for the round (step, call) it answers: the
-/// replica takes only the answer of the round it waits in (a late answer of a round it gave up
-/// on must not be taken for the next one).
-struct MergeOutcome {
-  std::vector<Tensor> values;
-  Status status;
-  uint64_t step = 0;
-  uint32_t call = 0;
-  /// Set for replica 0 only, when its round is complete: instead of an answer it gets every
-  /// replica's arguments and runs its merge function itself, then answers `merge_replicas`.
-  /// (The barrier actor must not run it: a merge may block on a GPU or in user code.)
-  bool run_merge = false;
-  std::vector<std::vector<Tensor>> merge_args;  ///< by replica
-  std::vector<int> merge_replicas;              ///< the replicas parked in the round
-};
 
 /// One collective as a replica asks its port for it.
 struct CollectiveCall {
@@ -88,56 +68,14 @@ struct StepOrder {
 
 /// State shared by one group's replicas and barrier.
 struct ReplicaGroupShared {
-  struct Slot {
-    Handoff<MergeOutcome> reply;  ///< the barrier puts, the parked replica takes
-    MergeRunner runner;           ///< set by the replica before it arrives
-
-    /// Waits until `deadline` for the answer of round (step, call) and takes it; answers of
-    /// other rounds (late ones, of a round whose wait timed out) are dropped. nullopt on timeout.
-    std::optional<MergeOutcome> take_answer(uint64_t step, uint32_t call,
-                                            std::chrono::steady_clock::time_point deadline) {
-      {
-        std::lock_guard<std::mutex> lock(waiting_mutex);
-        if (failed) {
-          MergeOutcome outcome;
-          outcome.status = *failed;
-          outcome.step = step;
-          outcome.call = call;
-          return outcome;
-        }
-        waiting = {step, call};
-      }
-      std::optional<MergeOutcome> outcome;
-      for (;;) {
-        outcome = reply.take(deadline - std::chrono::steady_clock::now());
-        if (!outcome || (outcome->step == step && outcome->call == call)) break;
-      }
-      std::lock_guard<std::mutex> lock(waiting_mutex);
-      waiting.reset();
-      return outcome;
-    }
-    /// Answers the round this replica waits in (if any), and every later one, with `why`.
-    void fail_waiting(const Status& why) {
-      std::lock_guard<std::mutex> lock(waiting_mutex);
-      if (!failed) failed = why;
-      if (!waiting) return;
-      MergeOutcome outcome;
-      outcome.status = why;
-      std::tie(outcome.step, outcome.call) = *waiting;
-      reply.put(std::move(outcome));
-    }
-
-   private:
-    std::mutex waiting_mutex;
-    std::optional<std::pair<uint64_t, uint32_t>> waiting;  // the round being waited for
-    std::optional<Status> failed;                          // the group failed: answer at once
-  };
+  /// Where a replica parks in a merge_call round (the unit tests use it alone).
+  using Slot = MergeSlot;
 
   explicit ReplicaGroupShared(int replicas, std::chrono::milliseconds merge_timeout)
       : slots(size_t(replicas)),
         steps(replicas),
         merge_timeout(merge_timeout),
-        quiet_finish_step_(size_t(replicas), 0) {}
+        rounds(slots, merge_timeout) {}
 
   int size() const { return int(slots.size()); }
 
@@ -154,13 +92,6 @@ struct ReplicaGroupShared {
   /// Aborts every shared-memory collective of `step` (a replica failed: nobody waits for it).
   void abort_collectives(uint64_t step, const std::string& why);
 
-  // A replica that ends a step without error and without a merge_call records that here
-  // instead of messaging the barrier: that message woke a scheduler thread every step and cost
-  // 20-30 us of each run(). The barrier still learns it whenever it matters, i.e. when another
-  // replica calls merge_call in that step (the unequal-count error): either the finisher saw
-  // the merge begin and messages the barrier after all, or it recorded first and the barrier
-  // reads the record when the arrival comes.
-
   /// A member of the group (barrier, collective peer) went away: every replica waiting in a
   /// merge_call or a shared-memory collective fails now with `why` (unavailable), and so does
   /// every later one. Called by the group's worker actor, which monitors the members.
@@ -168,17 +99,10 @@ struct ReplicaGroupShared {
   /// Why the group failed; empty while it has not.
   std::string group_failure() const;
 
-  /// Replica `replica` finished `step` quietly. True when a merge_call of the step has begun,
-  /// so the barrier must get its replica_done message after all.
-  bool finished_quietly(int replica, uint64_t step);
-  /// A replica is about to arrive at a merge_call of `step` (called before it messages).
-  void merge_begins(uint64_t step);
-  /// The replicas that finished `step` quietly.
-  std::vector<int> quiet_finishers(uint64_t step);
-
   std::vector<Slot> slots;
   StepExchange<StepOrder> steps;  ///< run(): orders to the replicas, their reports back
   std::chrono::milliseconds merge_timeout;
+  MergeRounds rounds;  ///< merge_call, decided by the replica threads (after slots)
 
  private:
   /// One value per collective instance that each replica of the group claims once: the first
@@ -216,9 +140,6 @@ struct ReplicaGroupShared {
     std::map<int64_t, Entry> entries_;
   };
 
-  std::mutex finishes_mutex_;
-  uint64_t merge_step_ = 0;                  // latest step some replica began a merge_call in
-  std::vector<uint64_t> quiet_finish_step_;  // per replica: latest step it finished quietly
   mutable std::mutex collectives_mutex_;
   ClaimedPerInstance<Tensor> outputs_;
   ClaimedPerInstance<std::shared_ptr<SharedMemoryAllReduce>> rendezvous_;

@@ -25,8 +25,9 @@ InputWorkerPlan plan_input_workers(int64_t num_replicas_in_sync, const InputOpti
     throw invalid_argument(
         "InputOptions: experimental_place_dataset_on_device cannot be combined with "
         "experimental_fetch_to_device");
-  if (options.experimental_per_replica_buffer_size < 1)
-    throw invalid_argument("InputOptions: experimental_per_replica_buffer_size must be >= 1, got " +
+  // 0: no read-ahead, each step is read when asked for.
+  if (options.experimental_per_replica_buffer_size < 0)
+    throw invalid_argument("InputOptions: experimental_per_replica_buffer_size must be >= 0, got " +
                            std::to_string(options.experimental_per_replica_buffer_size));
   if (options.num_input_workers < 0)
     throw invalid_argument("InputOptions: num_input_workers must be >= 0, got " +

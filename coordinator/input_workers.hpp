@@ -24,7 +24,8 @@ struct InputOptions {
   bool experimental_place_dataset_on_device = false;
   /// Copy elements to the replicas' devices ahead of use (host-only here: recorded, no copies).
   bool experimental_fetch_to_device = true;
-  /// Steps each input worker reads ahead of demand (one element per replica per step).
+  /// Steps each input worker reads ahead of demand (one element per replica per step); 0 reads
+  /// each step only when it is asked for.
   int64_t experimental_per_replica_buffer_size = 1;
   /// Input workers; 0 = the strategy's own (one per process: 1 for MirroredStrategy).
   int64_t num_input_workers = 0;

@@ -31,9 +31,10 @@ class Philox {
   // giving elements 4b + {0, 1} and 4b + {2, 3} as r cos t and r sin t (see normal_pair). A
   // different sequence from normal(); like it, element i depends only on (seed, stream, i).
   /// The code fill_normal runs; every choice gives the same bits (tests/core/random_test.cpp).
-  enum class Isa { automatic, baseline, avx2 };
+  enum class Isa { automatic, baseline, avx2, avx512 };
   void fill_normal(float* out, uint64_t first, int64_t n, Isa isa = Isa::automatic) const;
-  /// Whether this build and CPU can run `isa` (automatic and baseline: always).
+  /// Whether this build and CPU can run `isa` (automatic and baseline: always). automatic takes
+  /// the widest one supported.
   static bool supports(Isa isa);
 
  private:

@@ -1,6 +1,7 @@
 // Reader for the `data` section: synthetic generators, TFRecord and CSV files.
 #include <algorithm>
 
+#include "experiment/experiment_file.hpp"
 #include "experiment/experiment_sections.hpp"
 
 namespace troupe::experiment {
@@ -82,10 +83,10 @@ void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
     if (!out->shuffle()) throw source.error(buffer->path, "shuffle_buffer needs shuffle: true");
     out->set_shuffle_buffer(read_integer(*buffer, source, 1));
   }
-  // At least 1: the input worker always has the next step in production, so 0 would be a
-  // setting accepted and then not honoured.
-  out->set_prefetch(1);
-  if (auto prefetch = data.get("prefetch")) out->set_prefetch(read_integer(*prefetch, source, 1));
+  // Not given: kPrefetchAuto, which parse_experiment resolves once train.steps_per_execution is
+  // known (experiment::default_prefetch). 0: no read-ahead, each step is read when asked for.
+  out->set_prefetch(kPrefetchAuto);
+  if (auto prefetch = data.get("prefetch")) out->set_prefetch(read_integer(*prefetch, source, 0));
   out->set_distribute("dataset");
   if (auto distribute = data.get("distribute"))
     out->set_distribute(read_choice(*distribute, source, {"dataset", "from_function"}));

@@ -50,6 +50,9 @@ proto::Experiment parse_experiment_tree(const YAML::Node& root, const std::strin
       registry ? registry->step_names() : ModelRegistry::with_builtins().step_names();
   read_train(top.require("train"), source, step_names, experiment.mutable_train());
   check_experiment(experiment, source);
+  // After the checks: the default depends on the batch's bytes, known once the model is.
+  if (experiment.data().prefetch() == kPrefetchAuto)
+    experiment.mutable_data()->set_prefetch(default_prefetch(experiment));
   check_memory(experiment, source, available_memory_bytes());
   return experiment;
 }

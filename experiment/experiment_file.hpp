@@ -52,6 +52,9 @@ inline constexpr int64_t kDefaultLogEvery = 50;
 /// Training steps per strategy.run when train.steps_per_execution is not given.
 inline constexpr int64_t kDefaultStepsPerExecution = 8;
 
+/// data.prefetch as read while the data section is not yet resolved (not given).
+inline constexpr int64_t kPrefetchAuto = -1;
+
 /// The effective train.steps_per_execution (kDefaultStepsPerExecution when the proto holds 0).
 inline int64_t steps_per_execution(const proto::TrainSpec& train) {
   return train.steps_per_execution() > 0 ? train.steps_per_execution() : kDefaultStepsPerExecution;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "experiment/experiment_file.hpp"
 #include "experiment/experiment_sections.hpp"
 #include "experiment/plan.hpp"
 
@@ -47,7 +48,19 @@ int64_t times(int64_t a, int64_t b) {
   return a * b;
 }
 
+int64_t global_batch_bytes(const proto::Experiment& e) {
+  const int64_t width = e.model().kind() == "embedding" ? 2 : e.model().input_dim();
+  const int64_t example_bytes = 4 * width + 8;  // float32 features (or ids) and a label
+  return times(e.data().global_batch(), example_bytes);
+}
+
 }  // namespace
+
+int64_t default_prefetch(const proto::Experiment& e) {
+  const int64_t chunks = 2 * steps_per_execution(e.train());
+  const int64_t batch = std::max<int64_t>(1, global_batch_bytes(e));
+  return std::max<int64_t>(1, std::min(chunks, kDefaultPrefetchBytes / batch));
+}
 
 MemoryEstimate estimate_memory(const proto::Experiment& e) {
   MemoryEstimate m;
@@ -61,9 +74,7 @@ MemoryEstimate estimate_memory(const proto::Experiment& e) {
   const int64_t per_replica = (global + replicas - 1) / replicas;
   m.activations =
       times(times(per_replica, activation_elements_per_example(e.model())), 4 * replicas);
-  const int64_t width = e.model().kind() == "embedding" ? 2 : e.model().input_dim();
-  const int64_t example_bytes = 4 * width + 8;  // float32 features (or ids) and a label
-  m.input = times(times(global, example_bytes), 1 + std::max<int64_t>(1, e.data().prefetch()));
+  m.input = times(global_batch_bytes(e), 1 + std::max<int64_t>(0, e.data().prefetch()));
   m.total = m.parameters + m.slots + m.gradients + m.activations + m.input;
   const int64_t model_part = m.parameters + m.slots + m.gradients;
   m.largest_key =

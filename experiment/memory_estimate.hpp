@@ -25,6 +25,15 @@ struct MemoryEstimate {
 /// The estimate for a parsed experiment (its sections already checked).
 MemoryEstimate estimate_memory(const proto::Experiment& experiment);
 
+/// Read-ahead the default data.prefetch may hold at most (unless one batch is larger).
+inline constexpr int64_t kDefaultPrefetchBytes = int64_t(64) << 20;
+
+/// data.prefetch when not given: two strategy.run chunks of global batches (2 x
+/// train.steps_per_execution), so the input worker produces the next chunk on its own thread
+/// while the replicas train this one (with fewer, the loop waits for input between chunks);
+/// capped at kDefaultPrefetchBytes of batches, and at least 1.
+int64_t default_prefetch(const proto::Experiment& experiment);
+
 /// Memory a run may use: TROUPE_MEMORY_BYTES when set (tests), else /proc/meminfo's MemTotal;
 /// 0 when neither can be read (then nothing is refused).
 int64_t available_memory_bytes();

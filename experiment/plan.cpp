@@ -76,7 +76,7 @@ ExperimentPlan make_plan(const proto::Experiment& experiment) {
   worker.per_replica_batch_sizes =
       data::batch_sizes_for_worker(plan.global_batch, 1, int64_t(plan.replicas.size()), 0);
   for (int64_t b : worker.per_replica_batch_sizes) worker.batch_size += b;
-  worker.prefetch = std::max<int64_t>(1, experiment.data().prefetch());
+  worker.prefetch = std::max<int64_t>(0, experiment.data().prefetch());
   plan.input_workers.push_back(worker);
   plan.variables = model_variables(experiment.model());
   if (plan.strategy == "parameter_server") {

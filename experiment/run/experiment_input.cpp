@@ -64,9 +64,9 @@ data::AutoShardPolicy auto_shard_policy(const proto::DataSpec& d) {
 }
 
 InputOptions make_input_options(const proto::Experiment& e, InputOptions base) {
-  // The input worker always produces the next step while the current one trains (buffer 1 is
-  // its minimum); data.prefetch raises how many steps it keeps ready.
-  base.experimental_per_replica_buffer_size = std::max<int64_t>(1, e.data().prefetch());
+  // data.prefetch steps produced ahead on the input worker's reader thread while the replicas
+  // train (parse_experiment writes 2 x train.steps_per_execution when not given); 0: none.
+  base.experimental_per_replica_buffer_size = std::max<int64_t>(0, e.data().prefetch());
   return base;
 }
 

@@ -10,6 +10,7 @@
 #include "coordinator/distributed_dataset.hpp"
 #include "experiment/checkpoint/checkpoint.hpp"
 #include "experiment/experiment_file.hpp"
+#include "experiment/run/background_writer.hpp"
 #include "experiment/run/event_writer.hpp"
 #include "experiment/run/experiment_input.hpp"
 #include "experiment/run/experiment_setup.hpp"
@@ -200,6 +201,9 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
   std::optional<Timeline> timeline;
   if (!timeline_path.empty()) timeline.emplace();
   Timeline* tl = timeline ? &*timeline : nullptr;
+  // Progress lines, metrics.csv and events are written here, off the steps' path (after
+  // `progress` and `events`: it finishes their jobs before they go).
+  BackgroundWriter writer;
 
   doing = "training";
   trainer->metrics().reset();
@@ -271,23 +275,27 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
              point.accuracy,
              window_steps / std::max(seconds, 1e-9),
              window_steps * double(global_batch) / std::max(seconds, 1e-9)};
-    progress.tick(point);
+    if (options.tty) writer.post([&progress, point] { progress.tick(point); });
     if ((log_every > 0 && step % log_every == 0) || step == total) {
       point.loss = trainer->metrics().mean_loss();
       point.accuracy = has_accuracy(e) ? trainer->metrics().accuracy() : -1;
-      progress.log(point);
       if (options.stop_after_log) stop_after_log = options.stop_after_log(point);
       std::vector<std::pair<std::string, float>> scalars{
           {"loss", float(point.loss)}, {"examples_per_second", float(point.examples_per_s)}};
       if (point.accuracy >= 0) scalars.emplace_back("accuracy", float(point.accuracy));
-      events.add_scalars(step, scalars);
-      warn_skipped(options.out, trainer->optimizer().skipped_steps(), summary.skipped_steps);
+      const int64_t skipped = trainer->optimizer().skipped_steps();
+      writer.post([&, point, scalars = std::move(scalars), skipped, logged = step] {
+        progress.log(point);
+        events.add_scalars(logged, scalars);
+        warn_skipped(options.out, skipped, summary.skipped_steps);
+      });
       trainer->metrics().reset();
       window_start = Clock::now();
       window_steps = 0;
     }
     if (checkpoint_every > 0 && step % checkpoint_every == 0 && step != total) checkpoint_now();
   }
+  writer.close();  // every line and event written, or the write's error thrown
   progress.finish();
   checkpoint_now();  // at the end, and when stopped: nothing trained is lost
   events.close();

@@ -38,7 +38,8 @@ uint32_t bits_of(float f) {
 
 std::vector<Philox::Isa> supported_isas() {
   std::vector<Philox::Isa> isas;
-  for (auto isa : {Philox::Isa::automatic, Philox::Isa::baseline, Philox::Isa::avx2})
+  for (auto isa :
+       {Philox::Isa::automatic, Philox::Isa::baseline, Philox::Isa::avx2, Philox::Isa::avx512})
     if (Philox::supports(isa)) isas.push_back(isa);
   return isas;
 }
@@ -78,6 +79,17 @@ TEST(FillNormal, AvxAndBaselinePathsGiveIdenticalBits) {
   Philox philox(99, 7);
   for (uint64_t first : {uint64_t(0), uint64_t(5), uint64_t(1) << 40}) {
     auto a = fill(philox, first, 100003, Philox::Isa::avx2);
+    auto b = fill(philox, first, 100003, Philox::Isa::baseline);
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << "first " << first;
+  }
+}
+
+TEST(FillNormal, Avx512AndBaselinePathsGiveIdenticalBits) {
+  if (!Philox::supports(Philox::Isa::avx512))
+    GTEST_SKIP() << "no AVX-512 path on this CPU or build";
+  Philox philox(99, 7);
+  for (uint64_t first : {uint64_t(0), uint64_t(5), uint64_t(1) << 40}) {
+    auto a = fill(philox, first, 100003, Philox::Isa::avx512);
     auto b = fill(philox, first, 100003, Philox::Isa::baseline);
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << "first " << first;
   }

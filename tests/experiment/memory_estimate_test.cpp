@@ -35,7 +35,8 @@ TEST(MemoryEstimate, PartsOfTheDefaultShapedMlp) {
   EXPECT_EQ(m.slots, params * 2);
   EXPECT_EQ(m.gradients, params * 4);
   EXPECT_EQ(m.activations, 128 * (784 + 2 * 256 + 2 * 64 + 2 * 10) * 4 * 2);
-  EXPECT_EQ(m.input, 256 * (784 * 4 + 8) * 2);  // the batch in use and one prefetched
+  // The batch in use and data.prefetch's default, 2 x train.steps_per_execution (8), ahead.
+  EXPECT_EQ(m.input, 256 * (784 * 4 + 8) * (1 + 16));
   EXPECT_EQ(m.total, m.parameters + m.slots + m.gradients + m.activations + m.input);
 }
 

@@ -132,10 +132,10 @@ TEST_F(InputTest, PerReplicaModeIsNotImplementedForDistributeDataset) {
 
 TEST_F(InputTest, BadInputOptionsAreRejectedByName) {
   auto ds = Dataset::range(0, 8).batch(4);
-  InputOptions zero_buffer;
-  zero_buffer.experimental_per_replica_buffer_size = 0;
-  EXPECT_ERROR_CONTAINS(distribute(2, ds, zero_buffer),
-                        "experimental_per_replica_buffer_size must be >= 1, got 0");
+  InputOptions negative_buffer;
+  negative_buffer.experimental_per_replica_buffer_size = -1;
+  EXPECT_ERROR_CONTAINS(distribute(2, ds, negative_buffer),
+                        "experimental_per_replica_buffer_size must be >= 0, got -1");
   InputOptions place;
   place.experimental_place_dataset_on_device = true;
   EXPECT_ERROR_CONTAINS(distribute(2, ds, place), "requires replication mode PER_REPLICA");

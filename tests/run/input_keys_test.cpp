@@ -75,6 +75,28 @@ TEST(InputKeys, PrefetchSetsTheStepsEachInputWorkerProducesAhead) {
   EXPECT_EQ(
       make_input_options(input_experiment(2, ", prefetch: 1")).experimental_per_replica_buffer_size,
       1);
+  // 0: off; not given: two strategy.run chunks (2 x train.steps_per_execution, default 8).
+  EXPECT_EQ(
+      make_input_options(input_experiment(2, ", prefetch: 0")).experimental_per_replica_buffer_size,
+      0);
+  EXPECT_EQ(input_experiment(2, "").data().prefetch(), 16);
+}
+
+// The default read-ahead holds at most 64 MiB of batches (and at least one batch).
+TEST(InputKeys, DefaultPrefetchIsCappedByTheBatchesBytes) {
+  auto with_batch = [](int64_t batch) {
+    return experiment::parse_experiment(
+        "name: big\nstrategy: {kind: mirrored, devices: [CPU:0]}\n"
+        "model: {kind: mlp, input_dim: 784, hidden: [8], classes: 10}\n"
+        "data: {kind: synthetic_classification, examples: 100000, global_batch: " +
+            std::to_string(batch) +
+            "}\noptimizer: {kind: sgd, learning_rate: 0.1}\ntrain: {steps: 10, "
+            "steps_per_execution: 4}\n",
+        "big.yaml");
+  };
+  EXPECT_EQ(with_batch(256).data().prefetch(), 8);    // 2 x 4 steps of 0.8 MB
+  EXPECT_EQ(with_batch(8192).data().prefetch(), 2);   // 25.8 MB batches: 2 fit in 64 MiB
+  EXPECT_EQ(with_batch(65536).data().prefetch(), 1);  // one 206 MB batch: still read ahead
 
   // Really produced ahead, before any step asks: 3 more global batches of 32 x (16 float32
   // features + an int64 label) wait in the input worker with prefetch 4 than with 1. (No
@@ -94,9 +116,12 @@ TEST(InputKeys, PrefetchSetsTheStepsEachInputWorkerProducesAhead) {
 
 TEST(InputKeys, PrefetchDoesNotChangeTrainingResults) {
   Runtime runtime;
-  expect_bitwise_equal(
-      trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 1"), "prefetch1"),
-      trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 4"), "prefetch4"));
+  const auto with_one = trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 1"), "p1");
+  expect_bitwise_equal(with_one,
+                       trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 4"), "p4"));
+  expect_bitwise_equal(with_one,
+                       trained(runtime, input_experiment(2, ", shuffle: true, prefetch: 0"), "p0"));
+  expect_bitwise_equal(with_one, trained(runtime, input_experiment(2, ", shuffle: true"), "p16"));
 }
 
 TEST(InputKeys, FromFunctionCallsTheDatasetFunctionOncePerInputWorker) {
