@@ -81,7 +81,17 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
                         self->quit();
                       }
                     },
-                    [=](caf::error& e) { fail(e); });
+                    [=](caf::error& e) {
+                      // A shard that is alive but silent (a stopped process, a cut link
+                      // without a reset) is named like one that went away.
+                      if (e == caf::sec::request_timeout)
+                        e = to_caf_error(Status(Code::deadline_exceeded,
+                                                labels[i] + " serving " +
+                                                    subject(requests[i].second) +
+                                                    " did not answer within " +
+                                                    std::to_string(timeout.count()) + " ms"));
+                      fail(e);
+                    });
           }
           return state->promise;
         }};

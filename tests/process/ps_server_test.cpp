@@ -417,3 +417,37 @@ TEST(PsBench, NonPositiveCountsAreRefused) {
 
 }  // namespace
 }  // namespace troupe::testing
+
+namespace troupe::testing {
+namespace {
+
+// A ps process that is stopped (SIGSTOP) keeps its connection open: no down message comes, so
+// the request timeout is what ends the wait, and it names the shard and its task.
+TEST_F(PsServer, AStoppedPsProcessIsNamedAtTheRequestTimeout) {
+  make_cluster(1, /*tls=*/false);
+  auto ps0 = start_ps(0);
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, client_options());
+  caf::actor_system sys{cfg};
+  PsShards shards = connect_ps_shards(sys, cluster_, connect_options());
+  PsClient client(sys, 1000ms);
+  client.name_shards(shards.handles, shards.labels());
+  client.create(shards.handles[0], ps_create_msg{{"w", "", {}, {}}, floats({1}, {1})});
+  ps0->signal(SIGSTOP);
+  try {
+    client.read(shards.handles[0], "w");
+    FAIL() << "a stopped ps process answered";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
+    EXPECT_TRUE(contains(e.what(), "ps shard 'ps:0' (/job:ps/task:0 at " +
+                                       cluster_.task_address("ps", 0) +
+                                       ") serving variable 'w' did not answer within 1000 ms"))
+        << e.what();
+  }
+  ps0->signal(SIGCONT);
+  ps0->signal(SIGTERM);
+  EXPECT_EQ(ps0->wait(60s), 0) << ps0->err();
+}
+
+}  // namespace
+}  // namespace troupe::testing
