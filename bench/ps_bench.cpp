@@ -51,9 +51,10 @@ struct PsProcesses {
 
   PsProcesses(int count, bool tls) {
     std::vector<std::string> nodes{"bench"}, addresses;
+    const std::vector<int> ports = free_ports(count);
     for (int k = 0; k < count; ++k) {
       nodes.push_back("ps" + std::to_string(k));
-      addresses.push_back("127.0.0.1:" + std::to_string(free_port()));
+      addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(k)]));
     }
     credentials = make_cluster_credentials(nodes, tls);
     cluster = ClusterSpec::from_lists({{"ps", addresses}});
@@ -92,23 +93,30 @@ struct PsProcesses {
     }
   }
 
-  static int free_port();
+  static std::vector<int> free_ports(int count);
 };
 
-int PsProcesses::free_port() {
-  // Reuses the launcher's rule: the OS picks a free port on 127.0.0.1 (bound then released).
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw unavailable("bench ps: no free port on 127.0.0.1");
+std::vector<int> PsProcesses::free_ports(int count) {
+  // The launcher's rule: the OS picks free ports on 127.0.0.1; every socket stays bound until
+  // all are known, so no port comes back twice.
+  std::vector<int> fds, ports;
+  for (int i = 0; i < count; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      if (fd >= 0) ::close(fd);
+      for (int f : fds) ::close(f);
+      throw unavailable("bench ps: no free port on 127.0.0.1");
+    }
+    fds.push_back(fd);
+    ports.push_back(ntohs(addr.sin_port));
   }
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  for (int f : fds) ::close(f);
+  return ports;
 }
 
 struct DenseResult {

@@ -47,23 +47,37 @@ extern "C" void on_launch_signal(int sig) {
   g_signals.fetch_add(1);
 }
 
-// A free port on 127.0.0.1 chosen by the OS. The socket is closed again before the worker binds
-// it, so another process could take it in between; the worker then fails naming the address.
-int free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw unavailable(std::string("launch: socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw unavailable(std::string("launch: no free port on 127.0.0.1: ") + std::strerror(errno));
+// `count` distinct free ports on 127.0.0.1 chosen by the OS. Every socket stays bound until all
+// ports are known, so the OS cannot hand the same port out twice. The sockets are closed again
+// before the tasks bind them, so another process could take one in between; that task then fails
+// naming the address.
+std::vector<int> free_loopback_ports(int count) {
+  std::vector<int> fds, ports;
+  auto close_all = [&] {
+    for (int fd : fds) ::close(fd);
+  };
+  for (int i = 0; i < count; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      close_all();
+      throw unavailable(std::string("launch: socket: ") + std::strerror(errno));
+    }
+    fds.push_back(fd);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      const int error = errno;
+      close_all();
+      throw unavailable(std::string("launch: no free port on 127.0.0.1: ") + std::strerror(error));
+    }
+    ports.push_back(ntohs(addr.sin_port));
   }
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  close_all();
+  return ports;
 }
 
 std::string describe_exit(int code) {
@@ -166,13 +180,14 @@ int run_launch_command(const std::vector<std::string>& args) {
   }
 
   std::vector<std::string> nodes, addresses, ps_nodes, ps_addresses;
+  const std::vector<int> ports = free_loopback_ports(workers + ps);
   for (int i = 0; i < workers; ++i) {
     nodes.push_back("worker" + std::to_string(i));
-    addresses.push_back("127.0.0.1:" + std::to_string(free_loopback_port()));
+    addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(i)]));
   }
   for (int i = 0; i < ps; ++i) {
     ps_nodes.push_back("ps" + std::to_string(i));
-    ps_addresses.push_back("127.0.0.1:" + std::to_string(free_loopback_port()));
+    ps_addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(workers + i)]));
   }
   std::vector<std::string> all_nodes = nodes;
   all_nodes.insert(all_nodes.end(), ps_nodes.begin(), ps_nodes.end());

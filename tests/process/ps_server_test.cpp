@@ -9,7 +9,9 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
+#include <thread>
 
 #include <caf/all.hpp>
 
@@ -27,17 +29,23 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// A port on 127.0.0.1 that nothing listens on right now (the OS picks it).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+// `count` distinct ports on 127.0.0.1 that nothing listens on right now (the OS picks them; each
+// socket stays bound until all are known, so no port comes back twice).
+std::vector<int> free_ports(int count) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < count; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    fds.push_back(fd);
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : fds) ::close(fd);
+  return ports;
 }
 
 Tensor floats(Shape shape, std::vector<float> values) {
@@ -56,9 +64,10 @@ class PsServer : public ::testing::Test {
  protected:
   void make_cluster(int ps, bool tls = true) {
     std::vector<std::string> nodes{"client"}, addresses;
+    const std::vector<int> ports = free_ports(ps);
     for (int k = 0; k < ps; ++k) {
       nodes.push_back("ps" + std::to_string(k));
-      addresses.push_back("127.0.0.1:" + std::to_string(free_port()));
+      addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(k)]));
     }
     credentials_ = make_cluster_credentials(nodes, tls);
     cluster_ = ClusterSpec::from_lists({{"ps", addresses}});
@@ -421,6 +430,28 @@ TEST(PsBench, NonPositiveCountsAreRefused) {
 namespace troupe::testing {
 namespace {
 
+// True once /proc reports every thread of `pid` stopped (state T), false after a minute: a group
+// stop reaches each thread on its own.
+bool wait_until_stopped(pid_t pid) {
+  auto stopped = [](const fs::path& stat_file) {
+    std::ifstream stat(stat_file);
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto end_of_name = text.rfind(')');
+    return end_of_name != std::string::npos && end_of_name + 2 < text.size() &&
+           text[end_of_name + 2] == 'T';
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool all = true;
+    std::error_code error;
+    for (auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error))
+      all = all && stopped(task.path() / "stat");
+    if (all && !error) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a kernel state
+  }
+  return false;
+}
+
 // A ps process that is stopped (SIGSTOP) keeps its connection open: no down message comes, so
 // the request timeout is what ends the wait, and it names the shard and its task.
 TEST_F(PsServer, AStoppedPsProcessIsNamedAtTheRequestTimeout) {
@@ -434,6 +465,9 @@ TEST_F(PsServer, AStoppedPsProcessIsNamedAtTheRequestTimeout) {
   client.name_shards(shards.handles, shards.labels());
   client.create(shards.handles[0], ps_create_msg{{"w", "", {}, {}}, floats({1}, {1})});
   ps0->signal(SIGSTOP);
+  // kill() only queues the stop: wait until the kernel reports the process stopped, or a fast
+  // ps could still answer the read below.
+  ASSERT_TRUE(wait_until_stopped(ps0->pid())) << "ps process " << ps0->pid() << " did not stop";
   try {
     client.read(shards.handles[0], "w");
     FAIL() << "a stopped ps process answered";
