@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include "actors/ps_shard_store.hpp"
+#include "messages/atoms.hpp"
 #include "messages/error_channel.hpp"
 #include "messages/ps_messages.hpp"
 
@@ -89,6 +90,9 @@ caf::behavior ps_shard(ps_shard_actor* self, PsShardOptions options) {
           return ps_ack_msg{m.shard, 0, true, uint64_t(saved.size())};
         });
       },
+      // The job is over (the coordinator says so): the shard stops, and the `troupe server`
+      // hosting it, which monitors it, exits 0. Only an authenticated client holds this handle.
+      [=](stop_atom) { self->quit(caf::exit_reason::user_shutdown); },
   };
 }
 

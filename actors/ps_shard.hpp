@@ -2,10 +2,10 @@
 // The parameter-server shard actor (spec cluster-and-ps.md §6, §7.1): it owns whole variables
 // and row ranges of sharded ones, and serves the messages of messages/ps_messages.hpp — create,
 // read (pull), gather rows, assign* / scatter*, optimizer steps (dense, or rows with per-row
-// slots), save / restore — applying them in arrival order (the asynchronous semantics). Updates
-// are deduplicated by step id, so a retried step is applied exactly once. The logic lives in
-// actors/ps_shard_store.hpp; this actor is the message face of it, the same in this process or
-// behind a gatekeeper in another one.
+// slots), save / restore, and stop_atom (the job is over: it quits) — applying them in arrival
+// order (the asynchronous semantics). Updates are deduplicated by step id, so a retried step is
+// applied exactly once. The logic lives in actors/ps_shard_store.hpp; this actor is the message
+// face of it, the same in this process or behind a gatekeeper in another one.
 
 #include <memory>
 #include <string>

@@ -26,6 +26,9 @@ int run_train_bench(const std::vector<std::string>& args);
 /// TFRecord Example records/s: raw read vs parse loop vs distributed pipeline.
 int run_input_bench(const std::vector<std::string>& args);
 
+/// Dense pull/push GB/s and sparse embedding rows/s against `troupe server --job ps` processes.
+int run_ps_bench(const std::vector<std::string>& args);
+
 /// Every benchmark, in help order.
 inline constexpr BenchmarkEntry kBenchmarks[] = {
     {"wire", "memcpy, raw TCP and middleman tensor throughput between two processes",
@@ -36,6 +39,7 @@ inline constexpr BenchmarkEntry kBenchmarks[] = {
     {"train", "MLP 784-256-10 examples/s on 1 and 2 CPU replicas vs an sgemm limit",
      run_train_bench},
     {"input", "TFRecord records/s: raw read, parse loop, distributed pipeline", run_input_bench},
+    {"ps", "parameter servers: dense pull/push GB/s, sparse rows/s, vs raw TCP", run_ps_bench},
 };
 
 }  // namespace troupe

@@ -6,7 +6,9 @@
 // task. When a worker dies or fails, the launcher names it, gives the others a moment to report
 // their own errors, stops them and exits 1. Ctrl-C / SIGTERM reach every worker once (each stops
 // at the same step and writes its checkpoint) and the launcher exits 130 / 143; a second signal
-// kills them at once.
+// kills them at once. With `--ps P` it first starts P `troupe server` ps tasks (listed in every
+// TF_CONFIG as the "ps" job, prefixed [ps:k]); a ps that dies is named like a worker, and when
+// the workers have finished the ps tasks are stopped with SIGTERM (they exit 0).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -45,23 +47,37 @@ extern "C" void on_launch_signal(int sig) {
   g_signals.fetch_add(1);
 }
 
-// A free port on 127.0.0.1 chosen by the OS. The socket is closed again before the worker binds
-// it, so another process could take it in between; the worker then fails naming the address.
-int free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw unavailable(std::string("launch: socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw unavailable(std::string("launch: no free port on 127.0.0.1: ") + std::strerror(errno));
+// `count` distinct free ports on 127.0.0.1 chosen by the OS. Every socket stays bound until all
+// ports are known, so the OS cannot hand the same port out twice. The sockets are closed again
+// before the tasks bind them, so another process could take one in between; that task then fails
+// naming the address.
+std::vector<int> free_loopback_ports(int count) {
+  std::vector<int> fds, ports;
+  auto close_all = [&] {
+    for (int fd : fds) ::close(fd);
+  };
+  for (int i = 0; i < count; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      close_all();
+      throw unavailable(std::string("launch: socket: ") + std::strerror(errno));
+    }
+    fds.push_back(fd);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      const int error = errno;
+      close_all();
+      throw unavailable(std::string("launch: no free port on 127.0.0.1: ") + std::strerror(error));
+    }
+    ports.push_back(ntohs(addr.sin_port));
   }
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  close_all();
+  return ports;
 }
 
 std::string describe_exit(int code) {
@@ -77,6 +93,7 @@ std::string describe_exit(int code) {
 struct Worker {
   std::string name;    // "/job:worker/task:1"
   std::string prefix;  // "[worker:1] "
+  bool ps = false;     // a ps task: serves until the workers are done
   std::unique_ptr<ChildProcess> process;
   std::optional<int> exit_code;
 };
@@ -100,6 +117,17 @@ std::vector<std::string> server_args(const RunCommandOptions& run,
   if (!run.dir.empty()) args.insert(args.end(), {"--dir", run.dir});
   if (run.steps > 0) args.insert(args.end(), {"--steps", std::to_string(run.steps)});
   args.insert(args.end(), {"--secret-file", credentials.secret_file});
+  if (credentials.tls)
+    args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
+  else
+    args.push_back("--no-tls");
+  return args;
+}
+
+// A ps task takes no experiment or run options: only how to prove it belongs to the cluster.
+std::vector<std::string> ps_server_args(const ClusterCredentials& credentials,
+                                        const std::string& node) {
+  std::vector<std::string> args{"server", "--secret-file", credentials.secret_file};
   if (credentials.tls)
     args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
   else
@@ -131,12 +159,12 @@ int run_launch_command(const std::vector<std::string>& args) {
   check_run_options(run);
   if (workers < 1 || workers > 256)
     throw po::error("-n must be in [1, 256], got " + std::to_string(workers));
-  if (ps < 0) throw po::error("--ps must be >= 0, got " + std::to_string(ps));
+  if (ps < 0 || ps > 256) throw po::error("--ps must be in [0, 256], got " + std::to_string(ps));
   if (grace_ms < 0) throw po::error("--grace-ms must be >= 0");
-  if (ps > 0 || evaluator)
-    throw unimplemented(std::string("troupe launch: ") + (ps > 0 ? "--ps" : "--evaluator") +
-                        " needs ParameterServerStrategy and the side-car evaluator, which troupe "
-                        "does not have yet; launch workers only (-n N with multi_worker_mirrored)");
+  if (evaluator)
+    throw unimplemented(
+        "troupe launch: --evaluator needs the side-car evaluator, which troupe does not have "
+        "yet; launch workers (-n N) and ps tasks (--ps P)");
   // Everything a worker would refuse is refused here, before a process starts.
   proto::Experiment experiment =
       run.file.empty() ? experiment::default_experiment() : experiment::load_experiment(run.file);
@@ -151,28 +179,57 @@ int run_launch_command(const std::vector<std::string>& args) {
     throw po::error(e.what());
   }
 
-  std::vector<std::string> nodes, addresses;
+  std::vector<std::string> nodes, addresses, ps_nodes, ps_addresses;
+  const std::vector<int> ports = free_loopback_ports(workers + ps);
   for (int i = 0; i < workers; ++i) {
     nodes.push_back("worker" + std::to_string(i));
-    addresses.push_back("127.0.0.1:" + std::to_string(free_loopback_port()));
+    addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(i)]));
   }
-  ClusterCredentials credentials = make_cluster_credentials(nodes, !no_tls);
+  for (int i = 0; i < ps; ++i) {
+    ps_nodes.push_back("ps" + std::to_string(i));
+    ps_addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(workers + i)]));
+  }
+  std::vector<std::string> all_nodes = nodes;
+  all_nodes.insert(all_nodes.end(), ps_nodes.begin(), ps_nodes.end());
+  ClusterCredentials credentials = make_cluster_credentials(all_nodes, !no_tls);
   struct RemoveCredentials {
     const ClusterCredentials& c;
     ~RemoveCredentials() { remove_cluster_credentials(c); }
   } remove_credentials{credentials};
   TfConfig config;
-  config.cluster = ClusterSpec::from_lists({{"worker", addresses}});
+  if (ps > 0)
+    config.cluster = ClusterSpec::from_lists({{"worker", addresses}, {"ps", ps_addresses}});
+  else
+    config.cluster = ClusterSpec::from_lists({{"worker", addresses}});
 
   std::signal(SIGINT, on_launch_signal);
   std::signal(SIGTERM, on_launch_signal);
-  std::fprintf(stderr, "troupe launch: %d worker(s) on 127.0.0.1 (%s), credentials in %s\n",
-               workers, no_tls ? "shared secret" : "mutual TLS + shared secret",
-               credentials.dir.c_str());
+  std::fprintf(stderr, "troupe launch: %d worker(s)%s on 127.0.0.1 (%s), credentials in %s\n",
+               workers, ps > 0 ? (" and " + std::to_string(ps) + " ps task(s)").c_str() : "",
+               no_tls ? "shared secret" : "mutual TLS + shared secret", credentials.dir.c_str());
+  if (ps > 0)
+    std::fprintf(stderr,
+                 "troupe launch: note: the workers train with %s, which does not use the ps "
+                 "tasks; they are reachable through TF_CONFIG's \"ps\" job\n",
+                 experiment.strategy().kind().c_str());
   std::vector<Worker> group;
   ChildProcessOptions detach;
   detach.own_process_group = true;  // Ctrl-C reaches the launcher, which forwards it once
   detach.parent_death_signal = SIGKILL;
+  // The ps tasks first: the workers connect to them.
+  for (int i = 0; i < ps; ++i) {
+    config.task = TaskSpec{"ps", i};
+    Worker w;
+    w.name = config.task.name();
+    w.prefix = "[ps:" + std::to_string(i) + "] ";
+    w.ps = true;
+    w.process = std::make_unique<ChildProcess>(
+        current_executable(), ps_server_args(credentials, ps_nodes[size_t(i)]),
+        std::vector<std::string>{"TF_CONFIG=" + config.to_json()}, detach);
+    std::printf("troupe launch: started %s (pid %d)\n", w.name.c_str(), int(w.process->pid()));
+    std::fflush(stdout);
+    group.push_back(std::move(w));
+  }
   for (int i = 0; i < workers; ++i) {
     config.task = TaskSpec{"worker", i};
     Worker w;
@@ -190,6 +247,8 @@ int run_launch_command(const std::vector<std::string>& args) {
   std::optional<Clock::time_point> stop_at, kill_at;
   int forwarded = 0;
   size_t running = group.size();
+  size_t workers_running = size_t(workers);
+  bool ps_stopped = false;
   while (running > 0) {
     for (auto& w : group) {
       if (w.exit_code) continue;
@@ -201,12 +260,14 @@ int run_launch_command(const std::vector<std::string>& args) {
         forward_output(w);
         w.exit_code = code;
         --running;
+        if (!w.ps) --workers_running;
+        // A ps task exits 0 when stopped (by a signal or because the job is over).
         const bool expected =
-            *code == 0 || (g_signal.load() != 0 && (*code == 128 + g_signal.load()));
+            *code == 0 || (!w.ps && g_signal.load() != 0 && (*code == 128 + g_signal.load()));
         if (!expected && failure.empty()) {
           failure =
               w.name + " (pid " + std::to_string(w.process->pid()) + ") " + describe_exit(*code);
-          std::fprintf(stderr, "troupe launch: %s; stopping the other workers\n", failure.c_str());
+          std::fprintf(stderr, "troupe launch: %s; stopping the other tasks\n", failure.c_str());
           stop_at = Clock::now() + std::chrono::milliseconds(grace_ms);
         }
       }
@@ -227,6 +288,14 @@ int run_launch_command(const std::vector<std::string>& args) {
       }
       forwarded = signals;
     }
+    // The workers are done: the ps tasks have served their purpose.
+    if (workers_running == 0 && running > 0 && !ps_stopped && !stop_at) {
+      ps_stopped = true;
+      std::fprintf(stderr, "troupe launch: the workers have finished; stopping the ps tasks\n");
+      for (auto& w : group)
+        if (!w.exit_code) w.process->signal(SIGTERM);
+      kill_at = Clock::now() + std::chrono::seconds(10);
+    }
     if (stop_at && Clock::now() >= *stop_at && !kill_at) {
       for (auto& w : group)
         if (!w.exit_code) w.process->signal(SIGTERM);
@@ -244,6 +313,7 @@ int run_launch_command(const std::vector<std::string>& args) {
   }
   if (g_signal.load() != 0) return 128 + g_signal.load();
   std::fprintf(stderr, "troupe launch: all %d worker(s) finished\n", workers);
+  if (ps > 0) std::fprintf(stderr, "troupe launch: all %d ps task(s) stopped\n", ps);
   return 0;
 }
 

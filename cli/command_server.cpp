@@ -3,7 +3,8 @@
 // joins the collective group of the cluster's workers (listening on its own address from the
 // cluster, every connection proving the shared secret, and mutual TLS with `--tls-dir`), then
 // trains FILE with multi_worker_mirrored as that worker: the same run options, progress and exit
-// codes as `troupe run`. `troupe launch` starts one per task.
+// codes as `troupe run`. A ps task serves a ps_shard instead (cli/serve_ps_task.hpp) and takes
+// no experiment. `troupe launch` starts one per task.
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_training.hpp"
+#include "cli/serve_ps_task.hpp"
 #include "coordinator/cluster/collective_group.hpp"
 #include "coordinator/runtime.hpp"
 #include "core/collective_members.hpp"
@@ -54,7 +56,7 @@ int run_server_command(const std::vector<std::string>& args) {
   int64_t assemble_ms = 60000;
   options.add_options()("cluster", po::value(&cluster_file),
                         "cluster file (default: TF_CONFIG's cluster and task)")(
-      "job", po::value(&job), "this task's job with --cluster: chief or worker")(
+      "job", po::value(&job), "this task's job with --cluster: chief, worker or ps")(
       "task", po::value(&task), "this task's index in its job with --cluster")(
       "secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)")(
       "tls-dir", po::value(&tls_dir), "mutual TLS with the certificates of `troupe cluster-certs`")(
@@ -97,10 +99,30 @@ int run_server_command(const std::vector<std::string>& args) {
     config = *from_env;
   }
   const std::string me = config.task.name();
-  if (config.task.type == "ps" || config.task.type == "evaluator")
-    throw unimplemented("troupe server " + me + ": the " + config.task.type +
-                        " role belongs to ParameterServerStrategy and the side-car evaluator, "
-                        "which troupe does not have yet; chief and worker tasks train");
+  if (config.task.type == "evaluator")
+    throw unimplemented("troupe server " + me +
+                        ": the evaluator role belongs to the side-car evaluator, which troupe "
+                        "does not have yet; chief and worker tasks train, ps tasks serve shards");
+  if (config.task.type == "ps") {
+    // A ps task holds variables for the workers; it trains nothing, so the options of a
+    // training run would be ignored: refuse them instead.
+    std::string training;
+    for (const char* option : {"file", "resume", "overwrite", "timeline", "dir", "steps"})
+      if (vm.count(option) && !vm[option].defaulted())
+        training +=
+            (training.empty() ? "" : ", ") +
+            (std::string(option) == "file" ? std::string("FILE") : "--" + std::string(option));
+    if (vm.count("assemble-timeout-ms") && !vm["assemble-timeout-ms"].defaulted())
+      training += (training.empty() ? "" : ", ") + std::string("--assemble-timeout-ms");
+    if (!training.empty())
+      throw po::error("troupe server " + me + ": a ps task serves a shard and takes no " +
+                      training + " (those are for chief and worker tasks)");
+    PsTaskOptions ps;
+    ps.secret = load_shared_secret(secret_file);
+    ps.tls_dir = tls_dir;
+    ps.tls_node = node;
+    return serve_ps_task(config, ps);
+  }
   const auto members = collective_members(config.cluster);
   std::vector<HostPort> addresses;
   std::vector<std::string> names;

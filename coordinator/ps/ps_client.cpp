@@ -24,7 +24,8 @@ std::string subject(const ps_checkpoint_msg&) { return "restore"; }
 // as soon as CAF notices, instead of at the request timeout. The caller waits for the batch.
 template <class Reply, class Msg>
 std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds timeout,
-                           const std::vector<std::pair<caf::actor, Msg>>& requests) {
+                           const std::vector<std::pair<caf::actor, Msg>>& requests,
+                           const std::vector<std::pair<caf::actor, std::string>>& names) {
   for (auto& r : requests)
     if (!r.first) throw invalid_argument("ps request to an empty actor handle");
   struct Batch {
@@ -36,8 +37,16 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
   // The requests and the timeout are arguments, not captures: CAF 0.17 binds a null tuple for
   // argument-less actor functions, which UBSan reports.
   using Requests = std::vector<std::pair<caf::actor, Msg>>;
+  // What each shard is called in an error: its name when the client was given one.
+  std::vector<std::string> labels;
+  for (auto& r : requests) {
+    std::string label = "ps shard";
+    for (auto& [shard, name] : names)
+      if (shard == r.first) label += " " + name;
+    labels.push_back(label);
+  }
   auto batch = sys.spawn(
-      [](caf::event_based_actor* self, Requests requests,
+      [](caf::event_based_actor* self, Requests requests, std::vector<std::string> labels,
          std::chrono::milliseconds timeout) -> caf::behavior {
         return {[=](caf::ok_atom) -> caf::result<std::vector<Reply>> {
           auto state = std::make_shared<Batch>();
@@ -51,11 +60,11 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
             self->quit();
           };
           self->set_down_handler([=](caf::down_msg& down) {
-            for (auto& [to, msg] : requests)
-              if (to.address() == down.source) {
-                fail(to_caf_error(
-                    Status(Code::unavailable, "ps shard serving " + subject(msg) +
-                                                  " went away: " + describe_exit(down.reason))));
+            for (size_t i = 0; i < requests.size(); ++i)
+              if (requests[i].first.address() == down.source) {
+                fail(to_caf_error(Status(Code::unavailable,
+                                         labels[i] + " serving " + subject(requests[i].second) +
+                                             " went away: " + describe_exit(down.reason))));
                 return;
               }
           });
@@ -72,12 +81,22 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
                         self->quit();
                       }
                     },
-                    [=](caf::error& e) { fail(e); });
+                    [=](caf::error& e) {
+                      // A shard that is alive but silent (a stopped process, a cut link
+                      // without a reset) is named like one that went away.
+                      if (e == caf::sec::request_timeout)
+                        e = to_caf_error(Status(Code::deadline_exceeded,
+                                                labels[i] + " serving " +
+                                                    subject(requests[i].second) +
+                                                    " did not answer within " +
+                                                    std::to_string(timeout.count()) + " ms"));
+                      fail(e);
+                    });
           }
           return state->promise;
         }};
       },
-      requests, timeout);
+      requests, labels, timeout);
   caf::scoped_actor caller{sys};
   std::vector<Reply> replies;
   Status failure;
@@ -90,8 +109,8 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
 
 template <class Reply, class Msg>
 Reply ask_one(caf::actor_system& sys, std::chrono::milliseconds timeout, const caf::actor& to,
-              const Msg& msg) {
-  return ask_all<Reply, Msg>(sys, timeout, {{to, msg}}).at(0);
+              const Msg& msg, const std::vector<std::pair<caf::actor, std::string>>& names) {
+  return ask_all<Reply, Msg>(sys, timeout, {{to, msg}}, names).at(0);
 }
 
 }  // namespace
@@ -100,34 +119,43 @@ PsClient::PsClient(caf::actor_system& sys, std::chrono::milliseconds timeout)
     : sys_(&sys), timeout_(timeout) {}
 
 void PsClient::create(const caf::actor& shard, const ps_create_msg& msg) const {
-  ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg);
+  ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_);
 }
 
 Tensor PsClient::read(const caf::actor& shard, const std::string& name) const {
-  return ask_one<ps_value_msg>(*sys_, timeout_, shard, ps_read_msg{name}).value;
+  return ask_one<ps_value_msg>(*sys_, timeout_, shard, ps_read_msg{name}, names_).value;
 }
 
 ps_ack_msg PsClient::write(const caf::actor& shard, const ps_write_msg& msg) const {
-  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg);
+  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_);
 }
 
 ps_ack_msg PsClient::apply(const caf::actor& shard, const ps_apply_msg& msg) const {
-  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg);
+  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_);
 }
 
 ps_checkpoint_msg PsClient::save(const caf::actor& shard, const ps_save_msg& msg) const {
-  return ask_one<ps_checkpoint_msg>(*sys_, timeout_, shard, msg);
+  return ask_one<ps_checkpoint_msg>(*sys_, timeout_, shard, msg, names_);
 }
 
 ps_ack_msg PsClient::restore(const caf::actor& shard, const ps_checkpoint_msg& msg) const {
-  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg);
+  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_);
+}
+
+void PsClient::name_shards(const std::vector<caf::actor>& shards,
+                           const std::vector<std::string>& names) {
+  if (shards.size() != names.size())
+    throw invalid_argument("ps client: " + std::to_string(shards.size()) + " shards but " +
+                           std::to_string(names.size()) + " names");
+  for (size_t i = 0; i < shards.size(); ++i) names_.emplace_back(shards[i], names[i]);
 }
 
 std::vector<Tensor> PsClient::read_all(
     const std::vector<std::pair<caf::actor, ps_read_msg>>& reads) const {
   std::vector<Tensor> out;
   if (reads.empty()) return out;
-  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, reads)) out.push_back(std::move(v.value));
+  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, reads, names_))
+    out.push_back(std::move(v.value));
   return out;
 }
 
@@ -135,32 +163,33 @@ std::vector<Tensor> PsClient::gather_all(
     const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers) const {
   std::vector<Tensor> out;
   if (gathers.empty()) return out;
-  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, gathers)) out.push_back(std::move(v.value));
+  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, gathers, names_))
+    out.push_back(std::move(v.value));
   return out;
 }
 
 std::vector<ps_ack_msg> PsClient::apply_all(
     const std::vector<std::pair<caf::actor, ps_apply_msg>>& steps) const {
   if (steps.empty()) return {};
-  return ask_all<ps_ack_msg>(*sys_, timeout_, steps);
+  return ask_all<ps_ack_msg>(*sys_, timeout_, steps, names_);
 }
 
 std::vector<ps_checkpoint_msg> PsClient::save_all(
     const std::vector<std::pair<caf::actor, ps_save_msg>>& saves) const {
   if (saves.empty()) return {};
-  return ask_all<ps_checkpoint_msg>(*sys_, timeout_, saves);
+  return ask_all<ps_checkpoint_msg>(*sys_, timeout_, saves, names_);
 }
 
 std::vector<ps_ack_msg> PsClient::restore_all(
     const std::vector<std::pair<caf::actor, ps_checkpoint_msg>>& restores) const {
   if (restores.empty()) return {};
-  return ask_all<ps_ack_msg>(*sys_, timeout_, restores);
+  return ask_all<ps_ack_msg>(*sys_, timeout_, restores, names_);
 }
 
 std::vector<ps_ack_msg> PsClient::write_all(
     const std::vector<std::pair<caf::actor, ps_write_msg>>& writes) const {
   if (writes.empty()) return {};
-  return ask_all<ps_ack_msg>(*sys_, timeout_, writes);
+  return ask_all<ps_ack_msg>(*sys_, timeout_, writes, names_);
 }
 
 }  // namespace troupe

@@ -49,9 +49,15 @@ class PsClient {
 
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  /// Names the shards (e.g. the ps tasks of connect_ps_shards) so that a shard that goes away
+  /// is named in the error: "ps shard /job:ps/task:1 serving variable 'w' went away: ...".
+  /// Throws invalid_argument when the two lists differ in length.
+  void name_shards(const std::vector<caf::actor>& shards, const std::vector<std::string>& names);
+
  private:
   caf::actor_system* sys_;
   std::chrono::milliseconds timeout_;
+  std::vector<std::pair<caf::actor, std::string>> names_;
 };
 
 }  // namespace troupe

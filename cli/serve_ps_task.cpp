@@ -1,0 +1,86 @@
+#include "cli/serve_ps_task.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include <caf/all.hpp>
+
+#include "actors/ps_shard.hpp"
+#include "core/host_port.hpp"
+#include "core/status.hpp"
+#include "kernels/registry.hpp"
+#include "messages/system_config.hpp"
+#include "net/gatekeeper.hpp"
+#include "net/tls_transport.hpp"
+
+namespace troupe::cli {
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void on_ps_stop_signal(int sig) { g_stop_signal.store(sig); }
+
+std::string strip_brackets(const std::string& host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    return host.substr(1, host.size() - 2);
+  return host;
+}
+
+// Waits for the shard to stop (the job is over) or a signal; returns what ended the wait.
+std::string wait_until_stopped(caf::actor_system& sys, const caf::actor& shard) {
+  caf::scoped_actor self{sys};
+  self->monitor(shard);
+  bool down = false;
+  // A signal handler cannot message an actor, so the wait wakes up to look at the flag.
+  while (!down && g_stop_signal.load() == 0)
+    self->receive([&](caf::down_msg&) { down = true; },
+                  caf::after(std::chrono::milliseconds(100)) >> [] {});
+  if (down) return "the job is over (a client stopped the shard)";
+  return std::string("stopped by ") + ::strsignal(g_stop_signal.load());
+}
+
+}  // namespace
+
+int serve_ps_task(const TfConfig& config, const PsTaskOptions& options) {
+  const std::string me = config.task.name();
+  const std::string shard_name = "ps:" + std::to_string(config.task.index);
+  const HostPort address =
+      HostPort::parse(config.cluster.task_address("ps", config.task.index), "cluster.ps");
+  const bool tls = !options.tls_dir.empty();
+  ActorSystemOptions system_options;
+  if (tls) set_tls_from_dir(system_options, options.tls_dir, options.tls_node);
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, system_options);
+  caf::actor_system sys{cfg};
+
+  g_stop_signal.store(0);
+  std::signal(SIGINT, on_ps_stop_signal);
+  std::signal(SIGTERM, on_ps_stop_signal);
+  caf::actor shard = spawn_ps_shard(
+      sys, {shard_name, std::make_shared<const KernelRegistry>(make_cpu_registry())});
+  caf::actor gate = spawn_gatekeeper(sys, options.secret, shard);
+  auto stop_actors = [&] {
+    caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  };
+  auto port = publish_actor(sys, gate, uint16_t(address.port), strip_brackets(address.host), tls);
+  if (!port) {
+    stop_actors();
+    throw unavailable("troupe server " + me + ": cannot listen on " + address.host + ":" +
+                      std::to_string(address.port) + ": " + sys.render(port.error()));
+  }
+  std::printf("troupe server %s: serving ps shard '%s' on %s:%d%s\n", me.c_str(),
+              shard_name.c_str(), address.host.c_str(), int(*port),
+              tls ? " with mutual TLS" : " (shared secret, no TLS)");
+  std::fflush(stdout);
+  const std::string why = wait_until_stopped(sys, shard);
+  stop_actors();
+  std::printf("troupe server %s: %s\n", me.c_str(), why.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace troupe::cli

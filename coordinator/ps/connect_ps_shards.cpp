@@ -1,0 +1,93 @@
+#include "coordinator/ps/connect_ps_shards.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include <caf/all.hpp>
+
+#include "core/host_port.hpp"
+#include "core/status.hpp"
+#include "messages/atoms.hpp"
+#include "net/wire_client.hpp"
+
+namespace troupe {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string strip_brackets(const std::string& host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    return host.substr(1, host.size() - 2);
+  return host;
+}
+
+// Dials one ps task until it answers or the deadline passes: it may not be listening yet.
+caf::actor dial(caf::actor_system& system, const std::string& task, const std::string& address,
+                const PsConnectOptions& options, Clock::time_point deadline) {
+  const HostPort where = HostPort::parse(address, "cluster.ps");
+  WireClientOptions connect;
+  connect.host = strip_brackets(where.host);
+  connect.port = uint16_t(where.port);
+  connect.secret = options.secret;
+  connect.tls = options.tls;
+  std::string last;
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    connect.timeout =
+        std::clamp(left, std::chrono::milliseconds(1), std::chrono::milliseconds(5000));
+    try {
+      return connect_to_service(system, connect);
+    } catch (const Error& e) {
+      // A refused secret or certificate does not get better by retrying.
+      if (e.code() != Code::unavailable)
+        throw Error(e.code(), "ps task " + task + " at " + address + ": " + e.what());
+      last = e.what();
+    }
+    if (Clock::now() >= deadline)
+      throw unavailable("ps task " + task + " at " + address + " did not answer within " +
+                        std::to_string(options.timeout.count()) + " ms: " + last);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+PsShards connect_ps_shards(caf::actor_system& system, const ClusterSpec& cluster,
+                           const PsConnectOptions& options) {
+  if (!cluster.has_job("ps"))
+    throw invalid_argument("connect to ps shards: the cluster has no \"ps\" job (jobs: " + [&] {
+      std::string all;
+      for (auto& j : cluster.jobs()) all += (all.empty() ? "" : ", ") + j;
+      return all;
+    }() + ")");
+  if (options.timeout.count() < 1)
+    throw invalid_argument("connect to ps shards: timeout must be >= 1 ms, got " +
+                           std::to_string(options.timeout.count()));
+  const auto deadline = Clock::now() + options.timeout;
+  PsShards out;
+  for (int index : cluster.task_indices("ps")) {
+    const std::string task = task_name("ps", index);
+    const std::string& address = cluster.task_address("ps", index);
+    out.handles.push_back(dial(system, task, address, options, deadline));
+    out.tasks.push_back(task);
+    out.addresses.push_back(address);
+  }
+  return out;
+}
+
+std::vector<std::string> PsShards::labels() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    // "/job:ps/task:1" -> "ps:1", the name `troupe server` gives the shard it hosts.
+    const std::string index = tasks[i].substr(tasks[i].rfind(':') + 1);
+    out.push_back("'ps:" + index + "' (" + tasks[i] + " at " + addresses[i] + ")");
+  }
+  return out;
+}
+
+void stop_ps_shards(const PsShards& shards) {
+  for (auto& shard : shards.handles)
+    if (shard) caf::anon_send(shard, stop_atom::value);
+}
+
+}  // namespace troupe

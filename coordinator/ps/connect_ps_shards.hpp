@@ -1,0 +1,47 @@
+#pragma once
+// The worker / coordinator side of a cluster's parameter servers: from the cluster (TF_CONFIG)
+// and its credentials, reach the ps_shard actor every `troupe server --job ps` task publishes
+// behind its gatekeeper, and hand back the handles in task order — what ParameterServerStrategy
+// is constructed from. A ps task that has not started listening yet is retried until the
+// deadline (tasks start in any order); one that never answers is named with its address.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "core/cluster_spec.hpp"
+
+namespace troupe {
+
+struct PsConnectOptions {
+  std::string secret;  ///< the cluster's shared secret (the gatekeeper checks the proof)
+  bool tls = false;    ///< dial through CAF's openssl module (the actor system must carry certs)
+  /// Every ps task must have answered by then (all tasks together, not per task).
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+};
+
+/// The cluster's ps tasks, connected: handles[k] is the shard of /job:ps/task:<indices[k]>.
+struct PsShards {
+  std::vector<caf::actor> handles;
+  std::vector<std::string> tasks;  ///< "/job:ps/task:k", same order
+  std::vector<std::string> addresses;
+
+  /// How errors name each shard: "'ps:1' (/job:ps/task:1 at 10.0.0.3:2222)" — the shard's own
+  /// name (as `troupe server` names it) and its task. For PsClient::name_shards.
+  std::vector<std::string> labels() const;
+};
+
+/// Connects to every task of the cluster's "ps" job in index order. Throws invalid_argument
+/// when the cluster has no ps job, unavailable naming the task and address that did not answer
+/// within `options.timeout`, failed_precondition for a refused secret (naming the task).
+PsShards connect_ps_shards(caf::actor_system& system, const ClusterSpec& cluster,
+                           const PsConnectOptions& options);
+
+/// Tells every ps task that the job is over: each shard stops and its `troupe server` exits 0.
+/// Fire and forget (a task that is already gone is not an error).
+void stop_ps_shards(const PsShards& shards);
+
+}  // namespace troupe
