@@ -21,6 +21,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/evaluator_task.hpp"
 #include "cli/run_training.hpp"
 #include "core/cluster_spec.hpp"
 #include "core/tf_config.hpp"
@@ -133,10 +134,10 @@ int run_launch_command(const std::vector<std::string>& args) {
     throw po::error("-n must be in [1, 256], got " + std::to_string(workers));
   if (ps < 0) throw po::error("--ps must be >= 0, got " + std::to_string(ps));
   if (grace_ms < 0) throw po::error("--grace-ms must be >= 0");
-  if (ps > 0 || evaluator)
-    throw unimplemented(std::string("troupe launch: ") + (ps > 0 ? "--ps" : "--evaluator") +
-                        " needs ParameterServerStrategy and the side-car evaluator, which troupe "
-                        "does not have yet; launch workers only (-n N with multi_worker_mirrored)");
+  if (ps > 0)
+    throw unimplemented(
+        "troupe launch: --ps needs ParameterServerStrategy, which troupe does not have yet; "
+        "launch workers only (-n N with multi_worker_mirrored)");
   // Everything a worker would refuse is refused here, before a process starts.
   proto::Experiment experiment =
       run.file.empty() ? experiment::default_experiment() : experiment::load_experiment(run.file);
@@ -150,19 +151,33 @@ int run_launch_command(const std::vector<std::string>& args) {
   } catch (const Error& e) {
     throw po::error(e.what());
   }
+  if (evaluator) {
+    if (!experiment.has_eval())
+      throw po::error((run.file.empty() ? std::string("the embedded demo") : run.file) +
+                      " has no eval section: --evaluator needs eval.data (docs/experiments.md)");
+    prepare_evaluator_run_directory(run_dir, run);
+  }
 
   std::vector<std::string> nodes, addresses;
   for (int i = 0; i < workers; ++i) {
     nodes.push_back("worker" + std::to_string(i));
     addresses.push_back("127.0.0.1:" + std::to_string(free_loopback_port()));
   }
+  // The evaluator is a task of the cluster (TF_CONFIG lists it) but no member of the workers'
+  // collective group: it only reads the chief's checkpoints.
+  const std::string evaluator_address =
+      evaluator ? "127.0.0.1:" + std::to_string(free_loopback_port()) : "";
+  if (evaluator) nodes.push_back("evaluator");
   ClusterCredentials credentials = make_cluster_credentials(nodes, !no_tls);
   struct RemoveCredentials {
     const ClusterCredentials& c;
     ~RemoveCredentials() { remove_cluster_credentials(c); }
   } remove_credentials{credentials};
   TfConfig config;
-  config.cluster = ClusterSpec::from_lists({{"worker", addresses}});
+  config.cluster =
+      evaluator
+          ? ClusterSpec::from_lists({{"worker", addresses}, {"evaluator", {evaluator_address}}})
+          : ClusterSpec::from_lists({{"worker", addresses}});
 
   std::signal(SIGINT, on_launch_signal);
   std::signal(SIGTERM, on_launch_signal);
@@ -184,6 +199,18 @@ int run_launch_command(const std::vector<std::string>& args) {
     std::printf("troupe launch: started %s (pid %d)\n", w.name.c_str(), int(w.process->pid()));
     std::fflush(stdout);
     group.push_back(std::move(w));
+  }
+  if (evaluator) {
+    config.task = TaskSpec{"evaluator", 0};
+    Worker w;
+    w.name = config.task.name();
+    w.prefix = "[evaluator] ";
+    w.process = std::make_unique<ChildProcess>(
+        current_executable(), evaluator_server_args(run, credentials, "evaluator"),
+        std::vector<std::string>{"TF_CONFIG=" + config.to_json()}, detach);
+    std::printf("troupe launch: started %s (pid %d)\n", w.name.c_str(), int(w.process->pid()));
+    std::fflush(stdout);
+    group.push_back(std::move(w));  // waited for like a worker: it ends after the last checkpoint
   }
 
   std::string failure;
@@ -243,7 +270,8 @@ int run_launch_command(const std::vector<std::string>& args) {
     return 1;
   }
   if (g_signal.load() != 0) return 128 + g_signal.load();
-  std::fprintf(stderr, "troupe launch: all %d worker(s) finished\n", workers);
+  std::fprintf(stderr, "troupe launch: all %d worker(s)%s finished\n", workers,
+               evaluator ? " and the evaluator" : "");
   return 0;
 }
 

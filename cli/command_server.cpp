@@ -10,6 +10,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/evaluator_task.hpp"
 #include "cli/run_training.hpp"
 #include "coordinator/cluster/collective_group.hpp"
 #include "coordinator/runtime.hpp"
@@ -53,7 +54,7 @@ int run_server_command(const std::vector<std::string>& args) {
   int64_t assemble_ms = 60000;
   options.add_options()("cluster", po::value(&cluster_file),
                         "cluster file (default: TF_CONFIG's cluster and task)")(
-      "job", po::value(&job), "this task's job with --cluster: chief or worker")(
+      "job", po::value(&job), "this task's job with --cluster: chief, worker or evaluator")(
       "task", po::value(&task), "this task's index in its job with --cluster")(
       "secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)")(
       "tls-dir", po::value(&tls_dir), "mutual TLS with the certificates of `troupe cluster-certs`")(
@@ -96,10 +97,12 @@ int run_server_command(const std::vector<std::string>& args) {
     config = *from_env;
   }
   const std::string me = config.task.name();
-  if (config.task.type == "ps" || config.task.type == "evaluator")
-    throw unimplemented("troupe server " + me + ": the " + config.task.type +
-                        " role belongs to ParameterServerStrategy and the side-car evaluator, "
-                        "which troupe does not have yet; chief and worker tasks train");
+  // The evaluator joins no group: it reads the checkpoints the chief writes (cli/evaluator_task).
+  if (config.task.type == "evaluator") return run_evaluator_task("troupe server " + me, run, false);
+  if (config.task.type == "ps")
+    throw unimplemented("troupe server " + me +
+                        ": the ps role belongs to ParameterServerStrategy, which troupe does not "
+                        "have yet; chief and worker tasks train, the evaluator evaluates");
   const auto members = collective_members(config.cluster);
   std::vector<HostPort> addresses;
   std::vector<std::string> names;

@@ -27,6 +27,7 @@ int run_data_command(const std::vector<std::string>& args);
 int run_cluster_certs_command(const std::vector<std::string>& args);
 int run_server_command(const std::vector<std::string>& args);
 int run_launch_command(const std::vector<std::string>& args);
+int run_evaluate_command(const std::vector<std::string>& args);
 
 /// Every subcommand, in help order.
 inline constexpr Command kCommands[] = {
@@ -51,6 +52,8 @@ inline constexpr Command kCommands[] = {
      run_server_command},
     {"launch", "start a local cluster of N `troupe server` processes and train an experiment",
      run_launch_command},
+    {"evaluate", "evaluate a run's checkpoints on the experiment's eval data (side-car evaluator)",
+     run_evaluate_command},
 };
 
 }  // namespace troupe::cli

@@ -25,7 +25,7 @@ proto::Experiment parse_experiment(std::string_view yaml_text, const std::string
   if (!root.IsMap())
     throw source.error("", "expected a mapping of experiment keys, got " + describe_node(root));
   MapFields top({root, ""}, source,
-                {"name", "seed", "strategy", "model", "data", "optimizer", "train"});
+                {"name", "seed", "strategy", "model", "data", "optimizer", "train", "eval"});
   proto::Experiment experiment;
   experiment.set_name(read_string(top.require("name"), source));
   // The name becomes the run directory runs/<name>: a separator or ".." would put it elsewhere.
@@ -46,6 +46,7 @@ proto::Experiment parse_experiment(std::string_view yaml_text, const std::string
   read_train(top.require("train"), source, step_names, experiment.mutable_train());
   check_experiment(experiment, source);
   check_memory(experiment, source, available_memory_bytes());
+  if (auto eval = top.get("eval")) read_eval(*eval, source, &experiment);
   return experiment;
 }
 
@@ -60,6 +61,8 @@ proto::Experiment load_experiment(const std::string& path, const ModelRegistry* 
   proto::Experiment experiment = parse_experiment(text.str(), path, registry);
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   for (auto& file : *experiment.mutable_data()->mutable_files())
+    if (std::filesystem::path(file).is_relative()) file = (base / file).lexically_normal().string();
+  for (auto& file : *experiment.mutable_eval()->mutable_data()->mutable_files())
     if (std::filesystem::path(file).is_relative()) file = (base / file).lexically_normal().string();
   return experiment;
 }
