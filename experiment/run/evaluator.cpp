@@ -105,7 +105,8 @@ static EvalResult evaluate_loaded(const proto::Experiment& e, const checkpoint::
   std::shared_ptr<const Model> model =
       (registry ? *registry : *builtins).create_model(e.model().kind(), make_model_config(e));
   const std::vector<Tensor> params = checkpoint_parameters(*model, ckpt, path);
-  const Ops ops(*default_kernels());
+  const std::shared_ptr<const KernelRegistry> kernels = default_kernels();  // Ops keeps a pointer
+  const Ops ops(*kernels);
   double loss_sum = 0;
   int64_t correct = 0, rows = 0;
   data::Iterator batches = make_eval_dataset(e).make_iterator();
