@@ -62,8 +62,10 @@ proto::Experiment load_experiment(const std::string& path, const ModelRegistry* 
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   for (auto& file : *experiment.mutable_data()->mutable_files())
     if (std::filesystem::path(file).is_relative()) file = (base / file).lexically_normal().string();
-  for (auto& file : *experiment.mutable_eval()->mutable_data()->mutable_files())
-    if (std::filesystem::path(file).is_relative()) file = (base / file).lexically_normal().string();
+  if (experiment.has_eval())  // mutable_eval() would create the section
+    for (auto& file : *experiment.mutable_eval()->mutable_data()->mutable_files())
+      if (std::filesystem::path(file).is_relative())
+        file = (base / file).lexically_normal().string();
   return experiment;
 }
 
