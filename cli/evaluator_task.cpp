@@ -44,6 +44,11 @@ int run_evaluator_task(const std::string& command, const RunCommandOptions& o, b
   EvaluatorOptions options;
   options.run_dir = run_dir;
   Evaluator evaluator(experiment, options);
+  // Before the first line: whoever waits for it may signal right after.
+  if (!once) {
+    std::signal(SIGINT, on_evaluator_signal);
+    std::signal(SIGTERM, on_evaluator_signal);
+  }
   std::printf("%s: evaluating the checkpoints of %s on %s eval examples (%s)%s\n", command.c_str(),
               run_dir.c_str(), experiment.eval().data().kind().c_str(),
               evaluator.metrics_csv().c_str(),
@@ -54,8 +59,6 @@ int run_evaluator_task(const std::string& command, const RunCommandOptions& o, b
     std::printf("%s: evaluated %zu checkpoint(s)\n", command.c_str(), done.size());
     return 0;
   }
-  std::signal(SIGINT, on_evaluator_signal);
-  std::signal(SIGTERM, on_evaluator_signal);
   const int64_t count = run_evaluator(evaluator, final_step, &g_stop);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);

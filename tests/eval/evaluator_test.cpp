@@ -294,6 +294,31 @@ TEST(Evaluator, AnExperimentWithoutEvalDataIsRefused) {
   }
 }
 
+TEST(Evaluator, ARegressionModelHasAnEmptyAccuracyColumnAndNoAccuracyScalar) {
+  auto e = experiment::parse_experiment(
+      "name: lin\nseed: 1\nstrategy: {kind: default}\nmodel: {kind: linear, input_dim: 4}\n"
+      "data: {kind: synthetic_regression, examples: 64, global_batch: 16}\n"
+      "optimizer: {kind: sgd, learning_rate: 0.05}\n"
+      "train: {steps: 4, log_every: 2, checkpoint_every: 2, checkpoint_dir: runs/lin}\n"
+      "eval: {data: {kind: synthetic_regression, examples: 20}}\n");
+  Runtime runtime;
+  const std::string dir = fresh_dir("eval-linear");
+  run(runtime, e, dir);
+  Captured out;
+  EvaluatorOptions o;
+  o.run_dir = dir;
+  o.out = out.file;
+  Evaluator evaluator(e, o);
+  auto results = evaluator.evaluate_new();
+  ASSERT_EQ(results.size(), 2u) << out.text();
+  EXPECT_EQ(results[1].accuracy, -1);
+  EXPECT_GT(results[1].loss, 0);
+  const std::string csv = read_text(dir + "/eval/metrics.csv");
+  EXPECT_NE(csv.find("\n4,"), std::string::npos) << csv;
+  EXPECT_EQ(csv.substr(csv.size() - 2), ",\n") << csv;  // the accuracy field is empty
+  fs::remove_all(dir);
+}
+
 TEST(Evaluator, SyntheticEvalExamplesAreTheOnesAfterTheTrainingExamples) {
   auto e = small_experiment();
   auto eval = make_eval_dataset(e).make_iterator();

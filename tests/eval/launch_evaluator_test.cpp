@@ -1,6 +1,7 @@
 // The evaluator task as a process: `troupe launch -n 2 --evaluator` on a multi_worker_mirrored
 // experiment, `troupe evaluate --once` on a finished run, and the refusals of both.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <fstream>
@@ -127,6 +128,17 @@ TEST_F(EvaluatorProcess, EvaluateRefusesAnExperimentWithoutEvalData) {
   TroupeProcess once({"evaluate", write_experiment(false), "--once"});
   ASSERT_EQ(run_to_end(once, &out), 2) << out;
   EXPECT_TRUE(contains(out, "mw.yaml has no eval section: the evaluator needs eval.data")) << out;
+}
+
+TEST_F(EvaluatorProcess, SigtermStopsAWaitingEvaluator) {
+  TroupeProcess evaluate({"evaluate", write_experiment()});
+  auto first = evaluate.read_line(std::chrono::seconds(120));
+  ASSERT_TRUE(first.has_value()) << evaluate.err();
+  EXPECT_TRUE(contains(*first, "until step 12")) << *first;
+  evaluate.signal(SIGTERM);  // no checkpoint will come: it waits until stopped
+  std::string out;
+  EXPECT_EQ(run_to_end(evaluate, &out), 143) << out;
+  EXPECT_TRUE(contains(out, "troupe evaluate: stopped by signal 15 after 0 evaluation(s)")) << out;
 }
 
 }  // namespace
