@@ -6,7 +6,9 @@
 // task. When a worker dies or fails, the launcher names it, gives the others a moment to report
 // their own errors, stops them and exits 1. Ctrl-C / SIGTERM reach every worker once (each stops
 // at the same step and writes its checkpoint) and the launcher exits 130 / 143; a second signal
-// kills them at once.
+// kills them at once. With --evaluator one more task, /job:evaluator/task:0, evaluates every
+// checkpoint (cli/evaluator_task.hpp); it joins no collective group and is waited for as a
+// worker is.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -3,7 +3,8 @@
 // joins the collective group of the cluster's workers (listening on its own address from the
 // cluster, every connection proving the shared secret, and mutual TLS with `--tls-dir`), then
 // trains FILE with multi_worker_mirrored as that worker: the same run options, progress and exit
-// codes as `troupe run`. `troupe launch` starts one per task.
+// codes as `troupe run`. An evaluator task evaluates the chief's checkpoints instead
+// (cli/evaluator_task.hpp). `troupe launch` starts one per task.
 #include <cstdio>
 #include <fstream>
 #include <sstream>
