@@ -8,7 +8,9 @@
 // at the same step and writes its checkpoint) and the launcher exits 130 / 143; a second signal
 // kills them at once. With `--ps P` it first starts P `troupe server` ps tasks (listed in every
 // TF_CONFIG as the "ps" job, prefixed [ps:k]); a ps that dies is named like a worker, and when
-// the workers have finished the ps tasks are stopped with SIGTERM (they exit 0).
+// the workers have finished the ps tasks are stopped with SIGTERM (they exit 0). With
+// --evaluator one more task, /job:evaluator/task:0, evaluates every checkpoint
+// (cli/evaluator_task.hpp); it joins no collective group and is waited for as a worker is.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -23,6 +25,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/evaluator_task.hpp"
 #include "cli/run_training.hpp"
 #include "core/cluster_spec.hpp"
 #include "core/tf_config.hpp"
@@ -161,10 +164,6 @@ int run_launch_command(const std::vector<std::string>& args) {
     throw po::error("-n must be in [1, 256], got " + std::to_string(workers));
   if (ps < 0 || ps > 256) throw po::error("--ps must be in [0, 256], got " + std::to_string(ps));
   if (grace_ms < 0) throw po::error("--grace-ms must be >= 0");
-  if (evaluator)
-    throw unimplemented(
-        "troupe launch: --evaluator needs the side-car evaluator, which troupe does not have "
-        "yet; launch workers (-n N) and ps tasks (--ps P)");
   // Everything a worker would refuse is refused here, before a process starts.
   proto::Experiment experiment =
       run.file.empty() ? experiment::default_experiment() : experiment::load_experiment(run.file);
@@ -178,9 +177,15 @@ int run_launch_command(const std::vector<std::string>& args) {
   } catch (const Error& e) {
     throw po::error(e.what());
   }
+  if (evaluator) {
+    if (!experiment.has_eval())
+      throw po::error((run.file.empty() ? std::string("the embedded demo") : run.file) +
+                      " has no eval section: --evaluator needs eval.data (docs/experiments.md)");
+    prepare_evaluator_run_directory(run_dir, run);
+  }
 
   std::vector<std::string> nodes, addresses, ps_nodes, ps_addresses;
-  const std::vector<int> ports = free_loopback_ports(workers + ps);
+  const std::vector<int> ports = free_loopback_ports(workers + ps + (evaluator ? 1 : 0));
   for (int i = 0; i < workers; ++i) {
     nodes.push_back("worker" + std::to_string(i));
     addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(i)]));
@@ -189,18 +194,23 @@ int run_launch_command(const std::vector<std::string>& args) {
     ps_nodes.push_back("ps" + std::to_string(i));
     ps_addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(workers + i)]));
   }
+  // The evaluator is a task of the cluster (TF_CONFIG lists it) but no member of the workers'
+  // collective group: it only reads the chief's checkpoints.
+  const std::string evaluator_address =
+      evaluator ? "127.0.0.1:" + std::to_string(ports[size_t(workers + ps)]) : "";
   std::vector<std::string> all_nodes = nodes;
   all_nodes.insert(all_nodes.end(), ps_nodes.begin(), ps_nodes.end());
+  if (evaluator) all_nodes.push_back("evaluator");
   ClusterCredentials credentials = make_cluster_credentials(all_nodes, !no_tls);
   struct RemoveCredentials {
     const ClusterCredentials& c;
     ~RemoveCredentials() { remove_cluster_credentials(c); }
   } remove_credentials{credentials};
   TfConfig config;
-  if (ps > 0)
-    config.cluster = ClusterSpec::from_lists({{"worker", addresses}, {"ps", ps_addresses}});
-  else
-    config.cluster = ClusterSpec::from_lists({{"worker", addresses}});
+  std::map<std::string, std::vector<std::string>> jobs{{"worker", addresses}};
+  if (ps > 0) jobs["ps"] = ps_addresses;
+  if (evaluator) jobs["evaluator"] = {evaluator_address};
+  config.cluster = ClusterSpec::from_lists(jobs);
 
   std::signal(SIGINT, on_launch_signal);
   std::signal(SIGTERM, on_launch_signal);
@@ -242,12 +252,24 @@ int run_launch_command(const std::vector<std::string>& args) {
     std::fflush(stdout);
     group.push_back(std::move(w));
   }
+  if (evaluator) {
+    config.task = TaskSpec{"evaluator", 0};
+    Worker w;
+    w.name = config.task.name();
+    w.prefix = "[evaluator] ";
+    w.process = std::make_unique<ChildProcess>(
+        current_executable(), evaluator_server_args(run, credentials, "evaluator"),
+        std::vector<std::string>{"TF_CONFIG=" + config.to_json()}, detach);
+    std::printf("troupe launch: started %s (pid %d)\n", w.name.c_str(), int(w.process->pid()));
+    std::fflush(stdout);
+    group.push_back(std::move(w));  // waited for like a worker: it ends after the last checkpoint
+  }
 
   std::string failure;
   std::optional<Clock::time_point> stop_at, kill_at;
   int forwarded = 0;
   size_t running = group.size();
-  size_t workers_running = size_t(workers);
+  size_t workers_running = size_t(workers) + (evaluator ? 1 : 0);  // every task but the ps
   bool ps_stopped = false;
   while (running > 0) {
     for (auto& w : group) {
@@ -312,7 +334,8 @@ int run_launch_command(const std::vector<std::string>& args) {
     return 1;
   }
   if (g_signal.load() != 0) return 128 + g_signal.load();
-  std::fprintf(stderr, "troupe launch: all %d worker(s) finished\n", workers);
+  std::fprintf(stderr, "troupe launch: all %d worker(s)%s finished\n", workers,
+               evaluator ? " and the evaluator" : "");
   if (ps > 0) std::fprintf(stderr, "troupe launch: all %d ps task(s) stopped\n", ps);
   return 0;
 }

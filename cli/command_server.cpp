@@ -4,13 +4,15 @@
 // cluster, every connection proving the shared secret, and mutual TLS with `--tls-dir`), then
 // trains FILE with multi_worker_mirrored as that worker: the same run options, progress and exit
 // codes as `troupe run`. A ps task serves a ps_shard instead (cli/serve_ps_task.hpp) and takes
-// no experiment. `troupe launch` starts one per task.
+// no experiment; an evaluator task evaluates the chief's checkpoints (cli/evaluator_task.hpp).
+// `troupe launch` starts one per task.
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/evaluator_task.hpp"
 #include "cli/run_training.hpp"
 #include "cli/serve_ps_task.hpp"
 #include "coordinator/cluster/collective_group.hpp"
@@ -56,7 +58,7 @@ int run_server_command(const std::vector<std::string>& args) {
   int64_t assemble_ms = 60000;
   options.add_options()("cluster", po::value(&cluster_file),
                         "cluster file (default: TF_CONFIG's cluster and task)")(
-      "job", po::value(&job), "this task's job with --cluster: chief, worker or ps")(
+      "job", po::value(&job), "this task's job with --cluster: chief, worker, ps or evaluator")(
       "task", po::value(&task), "this task's index in its job with --cluster")(
       "secret-file", po::value(&secret_file), "shared secret file (default: $TROUPE_SECRET)")(
       "tls-dir", po::value(&tls_dir), "mutual TLS with the certificates of `troupe cluster-certs`")(
@@ -99,10 +101,8 @@ int run_server_command(const std::vector<std::string>& args) {
     config = *from_env;
   }
   const std::string me = config.task.name();
-  if (config.task.type == "evaluator")
-    throw unimplemented("troupe server " + me +
-                        ": the evaluator role belongs to the side-car evaluator, which troupe "
-                        "does not have yet; chief and worker tasks train, ps tasks serve shards");
+  // The evaluator joins no group: it reads the checkpoints the chief writes (cli/evaluator_task).
+  if (config.task.type == "evaluator") return run_evaluator_task("troupe server " + me, run, false);
   if (config.task.type == "ps") {
     // A ps task holds variables for the workers; it trains nothing, so the options of a
     // training run would be ignored: refuse them instead.

@@ -28,6 +28,7 @@ int run_cluster_certs_command(const std::vector<std::string>& args);
 int run_server_command(const std::vector<std::string>& args);
 int run_launch_command(const std::vector<std::string>& args);
 int run_compare_command(const std::vector<std::string>& args);
+int run_evaluate_command(const std::vector<std::string>& args);
 
 /// Every subcommand, in help order.
 inline constexpr Command kCommands[] = {
@@ -54,6 +55,8 @@ inline constexpr Command kCommands[] = {
      run_launch_command},
     {"compare", "run the variants of a comparison file one after another and write a report",
      run_compare_command},
+    {"evaluate", "evaluate a run's checkpoints on the experiment's eval data (side-car evaluator)",
+     run_evaluate_command},
 };
 
 }  // namespace troupe::cli

@@ -30,7 +30,7 @@ proto::Experiment parse_experiment_tree(const YAML::Node& root, const std::strin
   if (!root.IsMap())
     throw source.error("", "expected a mapping of experiment keys, got " + describe_node(root));
   MapFields top({root, ""}, source,
-                {"name", "seed", "strategy", "model", "data", "optimizer", "train"});
+                {"name", "seed", "strategy", "model", "data", "optimizer", "train", "eval"});
   proto::Experiment experiment;
   experiment.set_name(read_string(top.require("name"), source));
   // The name becomes the run directory runs/<name>: a separator or ".." would put it elsewhere.
@@ -54,6 +54,7 @@ proto::Experiment parse_experiment_tree(const YAML::Node& root, const std::strin
   if (experiment.data().prefetch() == kPrefetchAuto)
     experiment.mutable_data()->set_prefetch(default_prefetch(experiment));
   check_memory(experiment, source, available_memory_bytes());
+  if (auto eval = top.get("eval")) read_eval(*eval, source, &experiment);
   return experiment;
 }
 
@@ -69,6 +70,10 @@ proto::Experiment load_experiment(const std::string& path, const ModelRegistry* 
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
   for (auto& file : *experiment.mutable_data()->mutable_files())
     if (std::filesystem::path(file).is_relative()) file = (base / file).lexically_normal().string();
+  if (experiment.has_eval())  // mutable_eval() would create the section
+    for (auto& file : *experiment.mutable_eval()->mutable_data()->mutable_files())
+      if (std::filesystem::path(file).is_relative())
+        file = (base / file).lexically_normal().string();
   return experiment;
 }
 

@@ -33,6 +33,10 @@ void read_optimizer(const Field& field, SourceMap& source, proto::OptimizerSpec*
 void read_train(const Field& field, SourceMap& source, const std::vector<std::string>& step_names,
                 proto::TrainSpec* out);
 
+/// eval: the evaluator's data and batch, checked against the parsed model and training data
+/// (eval_section.cpp); sets experiment->eval().
+void read_eval(const Field& field, SourceMap& source, proto::Experiment* experiment);
+
 /// Checks that need more than one section (devices vs cross_device_ops, model vs data, batch vs
 /// replicas, checkpoint cadence vs directory); throws naming the key that has to change.
 void check_experiment(const proto::Experiment& experiment, const SourceMap& source);
