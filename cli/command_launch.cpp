@@ -167,9 +167,14 @@ int run_launch_command(const std::vector<std::string>& args) {
   // Everything a worker would refuse is refused here, before a process starts.
   proto::Experiment experiment =
       run.file.empty() ? experiment::default_experiment() : experiment::load_experiment(run.file);
+  const std::string what = run.file.empty() ? std::string("the embedded demo") : run.file;
+  if (experiment.strategy().kind() == "parameter_server")
+    throw po::error(what +
+                    ": strategy.kind is parameter_server, which trains on the in-process cluster "
+                    "of `troupe run`; launched workers train multi_worker_mirrored (docs/"
+                    "parameter_servers.md)");
   if (experiment.strategy().kind() != "multi_worker_mirrored")
-    throw po::error((run.file.empty() ? std::string("the embedded demo") : run.file) +
-                    ": strategy.kind is " + experiment.strategy().kind() +
+    throw po::error(what + ": strategy.kind is " + experiment.strategy().kind() +
                     ", which runs in one process; troupe launch needs kind multi_worker_mirrored");
   const std::string run_dir = run_directory(experiment, run.dir);
   try {

@@ -73,7 +73,9 @@ TEST(CompareFile, UnknownOverrideKeyNamesVariantKeyAndPosition) {
   EXPECT_EQ(refusal("compare:\n  stop: {steps: 5}\n  variants:\n    - {name: a}\n"
                     "    - name: hier\n      strategy: {cross_device_op: {kind: hierarchical}}\n"),
             "cmp.yaml:13:18: variant \"hier\" (compare.variants[1]): strategy.cross_device_op: "
-            "unknown key (expected one of: communication, cross_device_ops, devices, kind)");
+            "unknown key (expected one of: communication, cross_device_ops, devices, kind, mode, "
+            "num_ps, partitioner, placement, replicas_to_aggregate, replication, "
+            "total_num_replicas, workers)");
 }
 
 TEST(CompareFile, UnknownVariantKeyIsRefused) {

@@ -252,7 +252,7 @@ TEST(PsConnect, ShardNamesMustMatchTheShards) {
   }
 }
 
-TEST(PsServerUsage, APsTaskRefusesTrainingOptionsAndTheEvaluatorIsNotThereYet) {
+TEST(PsServerUsage, APsTaskRefusesTrainingOptions) {
   const std::string cluster =
       R"(TF_CONFIG={"cluster": {"worker": ["127.0.0.1:1"], "ps": ["127.0.0.1:2"]}, "task": {"type": "ps", "index": 0}})";
   TroupeProcess file({"server", "experiment.yaml", "--no-tls"}, {cluster, "TROUPE_SECRET=s"});
@@ -265,13 +265,6 @@ TEST(PsServerUsage, APsTaskRefusesTrainingOptionsAndTheEvaluatorIsNotThereYet) {
                       {cluster, "TROUPE_SECRET=s"});
   EXPECT_EQ(steps.wait(60s), 2) << steps.err();
   EXPECT_TRUE(contains(steps.err(), "takes no --resume, --steps")) << steps.err();
-  TroupeProcess evaluator(
-      {"server", "--no-tls"},
-      {R"(TF_CONFIG={"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}})",
-       "TROUPE_SECRET=s"});
-  EXPECT_EQ(evaluator.wait(60s), 1) << evaluator.err();
-  EXPECT_TRUE(contains(evaluator.err(), "the evaluator role belongs to the side-car evaluator"))
-      << evaluator.err();
 }
 
 TEST(PsServerUsage, APsTaskThatCannotListenNamesItsAddress) {
@@ -301,11 +294,20 @@ TEST(PsLaunchUsage, BadPsFlagsAreRefusedBeforeAnyProcessStarts) {
   TroupeProcess many({"launch", "-n", "1", "--ps", "257"});
   EXPECT_EQ(many.wait(60s), 2) << many.err();
   EXPECT_TRUE(contains(many.err(), "--ps must be in [0, 256], got 257")) << many.err();
-  TroupeProcess evaluator({"launch", "-n", "1", "--ps", "1", "--evaluator"});
-  EXPECT_EQ(evaluator.wait(60s), 1) << evaluator.err();
-  EXPECT_TRUE(contains(evaluator.err(), "--evaluator needs the side-car evaluator"))
-      << evaluator.err();
-  EXPECT_FALSE(contains(evaluator.out(), "started")) << evaluator.out();
+  // The embedded demo runs in one process: refused before any ps task or evaluator starts.
+  TroupeProcess demo({"launch", "-n", "1", "--ps", "1", "--evaluator"});
+  EXPECT_EQ(demo.wait(60s), 2) << demo.err();
+  EXPECT_TRUE(contains(demo.err(), "the embedded demo: strategy.kind is mirrored")) << demo.err();
+  EXPECT_FALSE(contains(demo.out(), "started")) << demo.out();
+  // A parameter_server experiment trains on troupe run's in-process cluster, not under launch.
+  TroupeProcess ps_file({"launch", "-n", "2", "--ps", "2",
+                         std::string(TROUPE_SOURCE_DIR) + "/examples/ps_embedding.yaml"});
+  EXPECT_EQ(ps_file.wait(60s), 2) << ps_file.err();
+  EXPECT_TRUE(contains(ps_file.err(),
+                       "strategy.kind is parameter_server, which trains on the "
+                       "in-process cluster of `troupe run`"))
+      << ps_file.err();
+  EXPECT_FALSE(contains(ps_file.out(), "started")) << ps_file.out();
 }
 
 }  // namespace
