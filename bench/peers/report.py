@@ -105,7 +105,7 @@ def section(res, results_rel):
         f"{v['openmpi']} from Debian.")
     out.append("")
     out.append(
-        f"**The machine was shared** with other engineers' builds and tests during the run: 1-minute "
+        f"**The machine was shared** with other builds and tests during the run: 1-minute "
         f"load average {load['min']:.1f}–{load['max']:.1f} (mean {load['mean']:.1f}) on "
         f"{m['logical_cpus']} CPUs, recorded after every measurement in the results file. "
         "Figures on an idle machine are higher and less spread; ratios taken within one round "
