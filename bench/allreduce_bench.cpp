@@ -144,13 +144,12 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
     for (size_t bytes : sizes) {
       int reps = int(std::max<size_t>(
           3, std::min<size_t>(200, (size_t(256) << 20) / std::max<size_t>(bytes, 1))));
-      auto reports =
-          run_collective_processes(binary, processes,
-                                   {"--algo", algo, "--count", std::to_string(bytes / 4),
-                                    "--repeat", std::to_string(reps + 1), "--timeout-ms", "60000",
-                                    "--transport", transport, "--inline-below", inline_text,
-                                    "--small-bytes", std::to_string(small_bytes)},
-                                   secret, 300);
+      auto reports = run_collective_processes(
+          binary, processes,
+          {"--algo", algo, "--count", std::to_string(bytes / 4), "--repeat",
+           std::to_string(reps + 1), "--timeout-ms", "60000", "--transport", transport,
+           "--inline-below", inline_text, "--small-bytes", std::to_string(small_bytes)},
+          secret, 300);
       double worst = 0;
       for (auto& r : reports) {
         if (!r.ok) throw unavailable("a rank failed: " + r.line);

@@ -29,8 +29,8 @@
 #include "cli/collective_peer_input.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
-#include "core/collective/algorithm_choice.hpp"
 #include "coordinator/cluster/small_collective_rendezvous.hpp"
+#include "core/collective/algorithm_choice.hpp"
 #include "core/collective/closed_form.hpp"
 #include "messages/atoms.hpp"
 #include "messages/collective_messages.hpp"
@@ -220,8 +220,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     if (small_bytes > 0 && size > 1) {
       rendezvous = agree_on_rendezvous(sys, peers[0], rank, size, offered, *group_failure);
       if (rendezvous)
-        std::cerr << "troupe collective-peer: rank " << rank << " small all-reduces (<= "
-                  << rendezvous->slot_bytes() << " bytes) meet in shared memory" << std::endl;
+        std::cerr << "troupe collective-peer: rank " << rank
+                  << " small all-reduces (<= " << rendezvous->slot_bytes()
+                  << " bytes) meet in shared memory" << std::endl;
     }
     const bool meet = rendezvous && input.byte_size() <= rendezvous->slot_bytes();
     // With --concurrent C, each round starts C collectives (instances k*C+1 .. k*C+C, inputs
@@ -240,9 +241,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       std::vector<handle> pending;
       for (int j = 0; j < concurrent && meet; ++j) {
         try {
-          results[size_t(j)] = rendezvous_all_reduce_sum(*rendezvous, rank, inputs[size_t(j)],
-                                                         std::chrono::milliseconds(timeout_ms),
-                                                         group_failure.get());
+          results[size_t(j)] =
+              rendezvous_all_reduce_sum(*rendezvous, rank, inputs[size_t(j)],
+                                        std::chrono::milliseconds(timeout_ms), group_failure.get());
         } catch (const std::exception& e) {
           if (failure.empty()) failure = e.what();
         }
@@ -253,11 +254,10 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
                           collective_start_msg{int64_t(k) * concurrent + j + 1, int32_t(kind), size,
                                                chunk_bytes, 0, 0, inputs[size_t(j)], Tensor{}}));
       for (size_t j = 0; j < pending.size(); ++j)
-        pending[j].receive(
-            [&](tensor_msg& reply) { results[j] = std::move(reply.tensor); },
-            [&](caf::error& e) {
-              if (failure.empty()) failure = to_status(e).message();
-            });
+        pending[j].receive([&](tensor_msg& reply) { results[j] = std::move(reply.tensor); },
+                           [&](caf::error& e) {
+                             if (failure.empty()) failure = to_status(e).message();
+                           });
       result = results[0];
       if (!failure.empty())
         throw unavailable("all-reduce " + std::to_string(k + 1) + " failed: " + failure);
