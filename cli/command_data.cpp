@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <random>
 
@@ -45,6 +46,28 @@ std::string shard_name(int64_t shard, int64_t shards) {
   return name;
 }
 
+// Writes o.examples examples into o.shards TFRecord files under o.out, shard s holding a
+// contiguous range of example indices; `next(i)` makes example i. Each shard is written to a
+// temporary name and renamed when complete, so a reader never sees half a shard.
+std::vector<std::string> write_shards(const SynthesizeOptions& o,
+                                      const std::function<data::Example(int64_t)>& next) {
+  fs::create_directories(o.out);
+  std::vector<std::string> written;
+  for (int64_t s = 0; s < o.shards; ++s) {
+    const int64_t begin = o.examples * s / o.shards, end = o.examples * (s + 1) / o.shards;
+    const fs::path final_path = fs::path(o.out) / shard_name(s, o.shards);
+    const fs::path temp_path = final_path.string() + ".tmp-" + std::to_string(::getpid());
+    {
+      data::TFRecordWriter writer(temp_path.string());
+      for (int64_t i = begin; i < end; ++i) writer.write(data::encode_example(next(i)));
+      writer.close();
+    }
+    fs::rename(temp_path, final_path);
+    written.push_back(final_path.string());
+  }
+  return written;
+}
+
 // Examples {x: float_list[features], label: int64_list[1]}; shard s holds a contiguous range of
 // element indices, so the shards read in order give the synthetic set in order.
 std::vector<std::string> write_classification(const SynthesizeOptions& o) {
@@ -55,29 +78,15 @@ std::vector<std::string> write_classification(const SynthesizeOptions& o) {
   c.seed = o.seed;
   c.separation = o.separation;
   auto it = data::synthetic_classification(c).make_iterator();
-  fs::create_directories(o.out);
-  std::vector<std::string> written;
-  for (int64_t s = 0; s < o.shards; ++s) {
-    const int64_t begin = o.examples * s / o.shards, end = o.examples * (s + 1) / o.shards;
-    const fs::path final_path = fs::path(o.out) / shard_name(s, o.shards);
-    const fs::path temp_path = final_path.string() + ".tmp-" + std::to_string(::getpid());
-    {
-      data::TFRecordWriter writer(temp_path.string());
-      for (int64_t i = begin; i < end; ++i) {
-        auto element = it.next();
-        if (!element)
-          throw internal_error("synthetic set ended after " + std::to_string(i) + " examples");
-        data::Example example;
-        example["x"] = data::Feature::of_floats(element->at(0).to_vector<float>());
-        example["label"] = data::Feature::of_int64s({element->at(1).scalar<int64_t>()});
-        writer.write(data::encode_example(example));
-      }
-      writer.close();
-    }
-    fs::rename(temp_path, final_path);
-    written.push_back(final_path.string());
-  }
-  return written;
+  return write_shards(o, [&](int64_t i) {
+    auto element = it.next();
+    if (!element)
+      throw internal_error("synthetic set ended after " + std::to_string(i) + " examples");
+    data::Example example;
+    example["x"] = data::Feature::of_floats(element->at(0).to_vector<float>());
+    example["label"] = data::Feature::of_int64s({element->at(1).scalar<int64_t>()});
+    return example;
+  });
 }
 
 void usage(const po::options_description& options) {
@@ -101,31 +110,16 @@ std::vector<std::string> write_ratings(const SynthesizeOptions& o) {
   std::vector<float> users(size_t(o.users * o.rank)), items(size_t(o.items * o.rank));
   for (auto& x : users) x = uniform(rng);
   for (auto& x : items) x = uniform(rng);
-  fs::create_directories(o.out);
-  std::vector<std::string> written;
-  for (int64_t s = 0; s < o.shards; ++s) {
-    const int64_t begin = o.examples * s / o.shards, end = o.examples * (s + 1) / o.shards;
-    const fs::path final_path = fs::path(o.out) / shard_name(s, o.shards);
-    const fs::path temp_path = final_path.string() + ".tmp-" + std::to_string(::getpid());
-    {
-      data::TFRecordWriter writer(temp_path.string());
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t u = int64_t(rng() % uint64_t(o.users)),
-                      v = int64_t(rng() % uint64_t(o.items));
-        float rating = 0;
-        for (int64_t k = 0; k < o.rank; ++k)
-          rating += users[size_t(u * o.rank + k)] * items[size_t(v * o.rank + k)];
-        data::Example example;
-        example["ids"] = data::Feature::of_int64s({u, v});
-        example["rating"] = data::Feature::of_floats({rating});
-        writer.write(data::encode_example(example));
-      }
-      writer.close();
-    }
-    fs::rename(temp_path, final_path);
-    written.push_back(final_path.string());
-  }
-  return written;
+  return write_shards(o, [&](int64_t) {
+    const int64_t u = int64_t(rng() % uint64_t(o.users)), v = int64_t(rng() % uint64_t(o.items));
+    float rating = 0;
+    for (int64_t k = 0; k < o.rank; ++k)
+      rating += users[size_t(u * o.rank + k)] * items[size_t(v * o.rank + k)];
+    data::Example example;
+    example["ids"] = data::Feature::of_int64s({u, v});
+    example["rating"] = data::Feature::of_floats({rating});
+    return example;
+  });
 }
 
 }  // namespace

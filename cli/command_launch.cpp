@@ -119,22 +119,17 @@ std::vector<std::string> server_args(const RunCommandOptions& run,
   if (!run.timeline.empty()) args.insert(args.end(), {"--timeline", run.timeline});
   if (!run.dir.empty()) args.insert(args.end(), {"--dir", run.dir});
   if (run.steps > 0) args.insert(args.end(), {"--steps", std::to_string(run.steps)});
-  args.insert(args.end(), {"--secret-file", credentials.secret_file});
-  if (credentials.tls)
-    args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
-  else
-    args.push_back("--no-tls");
+  auto proof = credential_args(credentials, node);
+  args.insert(args.end(), proof.begin(), proof.end());
   return args;
 }
 
 // A ps task takes no experiment or run options: only how to prove it belongs to the cluster.
 std::vector<std::string> ps_server_args(const ClusterCredentials& credentials,
                                         const std::string& node) {
-  std::vector<std::string> args{"server", "--secret-file", credentials.secret_file};
-  if (credentials.tls)
-    args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
-  else
-    args.push_back("--no-tls");
+  std::vector<std::string> args{"server"};
+  auto proof = credential_args(credentials, node);
+  args.insert(args.end(), proof.begin(), proof.end());
   return args;
 }
 

@@ -82,11 +82,8 @@ std::vector<std::string> evaluator_server_args(const RunCommandOptions& run,
   if (!run.file.empty()) args.push_back(run.file);
   if (!run.dir.empty()) args.insert(args.end(), {"--dir", run.dir});
   if (run.steps > 0) args.insert(args.end(), {"--steps", std::to_string(run.steps)});
-  args.insert(args.end(), {"--secret-file", credentials.secret_file});
-  if (credentials.tls)
-    args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
-  else
-    args.push_back("--no-tls");
+  auto proof = credential_args(credentials, node);
+  args.insert(args.end(), proof.begin(), proof.end());
   return args;
 }
 

@@ -21,12 +21,6 @@ std::atomic<int> g_stop_signal{0};
 
 extern "C" void on_ps_stop_signal(int sig) { g_stop_signal.store(sig); }
 
-std::string strip_brackets(const std::string& host) {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    return host.substr(1, host.size() - 2);
-  return host;
-}
-
 // Waits for the shard to stop (the job is over) or a signal; returns what ended the wait.
 std::string wait_until_stopped(caf::actor_system& sys, const caf::actor& shard) {
   caf::scoped_actor self{sys};
@@ -66,7 +60,7 @@ int serve_ps_task(const TfConfig& config, const PsTaskOptions& options) {
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
   };
-  auto port = publish_actor(sys, gate, uint16_t(address.port), strip_brackets(address.host), tls);
+  auto port = publish_actor(sys, gate, uint16_t(address.port), address.socket_host(), tls);
   if (!port) {
     stop_actors();
     throw unavailable("troupe server " + me + ": cannot listen on " + address.host + ":" +

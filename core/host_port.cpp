@@ -57,4 +57,10 @@ std::string HostPort::key() const {
   return lower + ":" + std::to_string(port);
 }
 
+std::string HostPort::socket_host() const {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    return host.substr(1, host.size() - 2);
+  return host;
+}
+
 }  // namespace troupe

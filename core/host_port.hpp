@@ -16,6 +16,9 @@ struct HostPort {
 
   /// The address in a form where equal endpoints compare equal (host names are case-insensitive).
   std::string key() const;
+
+  /// The host as sockets take it: an IPv6 address without its brackets ("::1").
+  std::string socket_host() const;
 };
 
 }  // namespace troupe

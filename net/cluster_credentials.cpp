@@ -57,4 +57,14 @@ void remove_cluster_credentials(const ClusterCredentials& credentials) {
   std::filesystem::remove_all(credentials.dir, ignored);
 }
 
+std::vector<std::string> credential_args(const ClusterCredentials& credentials,
+                                         const std::string& node) {
+  std::vector<std::string> args{"--secret-file", credentials.secret_file};
+  if (credentials.tls)
+    args.insert(args.end(), {"--tls-dir", credentials.dir, "--node", node});
+  else
+    args.push_back("--no-tls");
+  return args;
+}
+
 }  // namespace troupe

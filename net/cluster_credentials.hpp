@@ -23,4 +23,9 @@ ClusterCredentials make_cluster_credentials(const std::vector<std::string>& node
 /// Removes the directory and everything in it (errors ignored: it is temporary).
 void remove_cluster_credentials(const ClusterCredentials& credentials);
 
+/// The `troupe server` options by which task `node` proves it belongs to the cluster: the
+/// secret file, and its certificate (`--tls-dir`, `--node`) or `--no-tls`.
+std::vector<std::string> credential_args(const ClusterCredentials& credentials,
+                                         const std::string& node);
+
 }  // namespace troupe

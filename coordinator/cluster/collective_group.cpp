@@ -22,17 +22,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string strip_brackets(const std::string& host) {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    return host.substr(1, host.size() - 2);
-  return host;
-}
-
 // Dials a lower rank until it answers or the deadline passes: it may not be listening yet.
 caf::actor dial(caf::actor_system& system, const HostPort& address, const std::string& name,
                 const CollectiveGroupOptions& options, Clock::time_point deadline) {
   WireClientOptions connect;
-  connect.host = strip_brackets(address.host);
+  connect.host = address.socket_host();
   connect.port = uint16_t(address.port);
   connect.secret = options.secret;
   connect.tls = options.tls;
@@ -68,13 +62,13 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
   CollectivePeerTransport transport;
   transport.data_plane = options.data_plane;
   transport.data.secret = options.secret;
-  transport.data.host = strip_brackets(members[size_t(rank)].host);
+  transport.data.host = members[size_t(rank)].socket_host();
   transport.heartbeat_ms = options.heartbeat_ms;
   transport.heartbeat_timeout_ms = options.heartbeat_timeout_ms;
   auto failure = std::make_shared<GroupFailure>();
   transport.failure = failure;
   bool one_host = options.data_plane && options.small_collective_bytes > 0 && size > 1;
-  for (auto& m : members) one_host = one_host && is_loopback_address(strip_brackets(m.host));
+  for (auto& m : members) one_host = one_host && is_loopback_address(m.socket_host());
   std::shared_ptr<ShmRendezvous> offered;
   if (one_host && rank == 0) {
     // Slots are whole cache lines.
@@ -86,7 +80,7 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
   try {
     const HostPort& me = members[size_t(rank)];
     auto published =
-        publish_actor(system, gatekeeper_, uint16_t(me.port), strip_brackets(me.host), options.tls);
+        publish_actor(system, gatekeeper_, uint16_t(me.port), me.socket_host(), options.tls);
     if (!published)
       throw unavailable("collective group: " + names_[size_t(rank)] + " cannot listen on " +
                         me.host + ":" + std::to_string(me.port) + ": " +

@@ -15,18 +15,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string strip_brackets(const std::string& host) {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    return host.substr(1, host.size() - 2);
-  return host;
-}
-
 // Dials one ps task until it answers or the deadline passes: it may not be listening yet.
 caf::actor dial(caf::actor_system& system, const std::string& task, const std::string& address,
                 const PsConnectOptions& options, Clock::time_point deadline) {
   const HostPort where = HostPort::parse(address, "cluster.ps");
   WireClientOptions connect;
-  connect.host = strip_brackets(where.host);
+  connect.host = where.socket_host();
   connect.port = uint16_t(where.port);
   connect.secret = options.secret;
   connect.tls = options.tls;

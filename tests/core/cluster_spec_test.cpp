@@ -165,6 +165,9 @@ TEST(HostPort, AcceptsNamesIpv4AndBracketedIpv6) {
   EXPECT_EQ(HostPort::parse("10.0.0.1:65535", "f").host, "10.0.0.1");
   EXPECT_EQ(HostPort::parse("[::1]:1", "f").host, "[::1]");
   EXPECT_EQ(HostPort::parse("LocalHost:02222", "f").key(), "localhost:2222");
+  // What a socket takes: an IPv6 address without its brackets, anything else as written.
+  EXPECT_EQ(HostPort::parse("[::1]:1", "f").socket_host(), "::1");
+  EXPECT_EQ(HostPort::parse("10.0.0.1:1", "f").socket_host(), "10.0.0.1");
 }
 
 TEST(TaskSpec, NamesAndDevicePrefix) {
