@@ -22,8 +22,8 @@ namespace {
 // Runs `file` in `dir`, signals after the first log line, and checks the interrupted run.
 // Returns the printed "resume with:" line.
 std::string interrupt_after_first_log(const std::string& file, const fs::path& dir, int sig,
-                                      int expected_code) {
-  TroupeProcess p({"run", file, "--dir", dir.string(), "--steps", "40000"});
+                                      int expected_code, int64_t steps) {
+  TroupeProcess p({"run", file, "--dir", dir.string(), "--steps", std::to_string(steps)});
   auto first = tt::read_line_starting(p, "step 10/", 60s);
   EXPECT_TRUE(first) << p.err();
   p.signal(sig);
@@ -46,12 +46,15 @@ int64_t checkpoint_step(const fs::path& dir) {
 
 TEST(CliRunInterrupt, SigintCheckpointsExits130AndThePrintedCommandResumes) {
   auto dir = tt::fresh_run_test_dir("sigint");
-  auto file = tt::write_file(dir / "small.yaml", tt::small_experiment(40000));
+  // Steps enough that the signal lands mid-run (the first log comes at step 10), few enough that
+  // the resumed run finishes quickly on a loaded machine.
+  const int64_t steps = 8000;
+  auto file = tt::write_file(dir / "small.yaml", tt::small_experiment(steps));
   auto run_dir = dir / "run";
-  auto hint = interrupt_after_first_log(file, run_dir, SIGINT, 130);
+  auto hint = interrupt_after_first_log(file, run_dir, SIGINT, 130, steps);
   const int64_t saved = checkpoint_step(run_dir);
   ASSERT_GE(saved, 10);
-  ASSERT_LT(saved, 40000) << "the run finished before the signal";
+  ASSERT_LT(saved, steps) << "the run finished before the signal";
 
   // The hint names the file and the directory: it works from another working directory too.
   auto args = tt::resume_args(hint);
@@ -62,7 +65,7 @@ TEST(CliRunInterrupt, SigintCheckpointsExits130AndThePrintedCommandResumes) {
   auto from = tt::read_line_starting(resumed, "resumed from ", 60s);
   ASSERT_TRUE(from) << resumed.err();
   EXPECT_TRUE(contains(*from, "at step " + std::to_string(saved))) << *from;
-  auto done = tt::read_line_starting(resumed, "finished at step 40000", 120s);
+  auto done = tt::read_line_starting(resumed, "finished at step " + std::to_string(steps), 120s);
   EXPECT_TRUE(done) << resumed.out() << resumed.err();
   EXPECT_EQ(resumed.wait(30s), 0) << resumed.err();
   fs::remove_all(dir);
@@ -71,7 +74,7 @@ TEST(CliRunInterrupt, SigintCheckpointsExits130AndThePrintedCommandResumes) {
 TEST(CliRunInterrupt, SigtermCheckpointsAndExits143) {
   auto dir = tt::fresh_run_test_dir("sigterm");
   auto file = tt::write_file(dir / "small.yaml", tt::small_experiment(40000));
-  auto hint = interrupt_after_first_log(file, dir / "run", SIGTERM, 143);
+  auto hint = interrupt_after_first_log(file, dir / "run", SIGTERM, 143, 40000);
   EXPECT_TRUE(contains(hint, "--resume")) << hint;
   EXPECT_GE(checkpoint_step(dir / "run"), 10);
   fs::remove_all(dir);
