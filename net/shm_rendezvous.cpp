@@ -37,7 +37,15 @@ namespace {
 constexpr uint32_t kMagic = 0x7472647a;  // "trdz"
 constexpr size_t kHeaderBytes = 256;
 constexpr size_t kPage = 4096;
-constexpr int kSpins = 2000;      // ~50-100 us of pause: the others are usually that close
+// Waiting has three phases. A short pause-spin catches a partner running on another core
+// (about 6 us of pause). Then sched_yield until kYieldBudget: it costs ~0.5 us a round when the
+// partner has its own core and hands the core over at once when the partner waits on the same
+// one (with a pure pause-spin, two ranks sharing a core paid the whole spin budget each call). The
+// budget outlasts a futex wake across vCPUs (~55 us measured on a 2-vCPU VM): a shorter one let
+// the ranks fall into a lockstep where each call one of them slept and woke the other late. Then
+// a futex sleep in slices.
+constexpr int kPauseSpins = 64;
+constexpr auto kYieldBudget = std::chrono::microseconds(250);
 constexpr int kSleepSliceMs = 1;  // how often a sleeping rank asks stop() and the clock
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -185,11 +193,12 @@ std::vector<const char*> ShmRendezvous::exchange(int rank, const void* data, siz
     return first;
   };
   int waiting_for = missing();
-  for (int i = 0; waiting_for >= 0 && i < kSpins; ++i) {
+  for (int i = 1; waiting_for >= 0 && i <= kPauseSpins; ++i) {
     shm::cpu_relax();
-    if ((i & 15) == 15) waiting_for = missing();
+    if ((i & 15) == 0) waiting_for = missing();
   }
-  for (int i = 0; waiting_for >= 0 && i < 16; ++i) {
+  const auto yield_until = std::chrono::steady_clock::now() + kYieldBudget;
+  while (waiting_for >= 0 && std::chrono::steady_clock::now() < yield_until) {
     sched_yield();
     waiting_for = missing();
   }
