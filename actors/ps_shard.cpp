@@ -90,6 +90,9 @@ caf::behavior ps_shard(ps_shard_actor* self, PsShardOptions options) {
           return ps_ack_msg{m.shard, 0, true, uint64_t(saved.size())};
         });
       },
+      // Where large values may travel instead (only an authenticated client holds this handle,
+      // and the bulk port asks for the secret again).
+      [=](bulk_atom) { return options.bulk_port; },
       // The job is over (the coordinator says so): the shard stops, and the `troupe server`
       // hosting it, which monitors it, exits 0. Only an authenticated client holds this handle.
       [=](stop_atom) { self->quit(caf::exit_reason::user_shutdown); },

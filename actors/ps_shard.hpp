@@ -7,6 +7,7 @@
 // applied exactly once. The logic lives in actors/ps_shard_store.hpp; this actor is the message
 // face of it, the same in this process or behind a gatekeeper in another one.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,9 @@ struct ps_rule_msg;
 struct PsShardOptions {
   std::string name = "ps:0";                      ///< named in every error it returns
   std::shared_ptr<const KernelRegistry> kernels;  ///< CPU kernels; required
+  /// The port of this process's ps bulk connection (actors/ps_bulk_server.hpp), answered to
+  /// (bulk_atom); 0 = none: large values then travel as CAF messages.
+  uint16_t bulk_port = 0;
 };
 
 /// Spawns a ps_shard. Throws invalid_argument when options.kernels is missing.

@@ -22,6 +22,7 @@
 #include "bench/tcp_loopback.hpp"
 #include "cli/command_line.hpp"
 #include "coordinator/ps/connect_ps_shards.hpp"
+#include "coordinator/ps/ps_bulk_client.hpp"
 #include "coordinator/ps/ps_client.hpp"
 #include "coordinator/ps/sharded_variable.hpp"
 #include "core/ps/shard_write.hpp"
@@ -123,22 +124,38 @@ struct DenseResult {
   double pull_gbps = 0, push_gbps = 0;
 };
 
-DenseResult measure_dense(const PsClient& client, const caf::actor& shard, size_t bytes, int reps) {
+DenseResult measure_dense(const PsClient& client, const caf::actor& shard, size_t bytes, int reps,
+                          const std::string& name = "dense") {
   Tensor value = Tensor::zeros(DType::float32, Shape{int64_t(bytes / 4)});
-  client.create(shard, ps_create_msg{{"dense", "", {}, {}}, value});
-  ps_write_msg push{"dense", uint8_t(ShardWrite::assign), 0, Tensor(), value};
-  client.read(shard, "dense");  // warm-up: connections and buffers
+  client.create(shard, ps_create_msg{{name, "", {}, {}}, value});
+  ps_write_msg push{name, uint8_t(ShardWrite::assign), 0, Tensor(), value};
+  client.read(shard, name);  // warm-up: connections and buffers
   client.write(shard, push);
   DenseResult r;
   auto start = Clock::now();
   for (int i = 0; i < reps; ++i)
-    if (client.read(shard, "dense").byte_size() != bytes)
+    if (client.read(shard, name).byte_size() != bytes)
       throw data_loss("bench ps: a pull returned the wrong size");
   r.pull_gbps = double(bytes) * reps / seconds_since(start) / 1e9;
   start = Clock::now();
   for (int i = 0; i < reps; ++i) client.write(shard, push);
   r.push_gbps = double(bytes) * reps / seconds_since(start) / 1e9;
   return r;
+}
+
+// Pushes (assign) of `bytes` per message, timed over about 64 MiB in all: where a value starts
+// to be worth the bulk connection.
+double measure_push_gbps(const PsClient& client, const caf::actor& shard, size_t bytes,
+                         const std::string& path) {
+  const std::string name = "push_" + path + "_" + std::to_string(bytes);
+  Tensor value = Tensor::zeros(DType::float32, Shape{int64_t(bytes / 4)});
+  client.create(shard, ps_create_msg{{name, "", {}, {}}, value});
+  ps_write_msg push{name, uint8_t(ShardWrite::assign), 0, Tensor(), value};
+  client.write(shard, push);
+  const int reps = int(std::max<size_t>(4, (size_t(64) << 20) / bytes));
+  auto start = Clock::now();
+  for (int i = 0; i < reps; ++i) client.write(shard, push);
+  return double(bytes) * reps / seconds_since(start) / 1e9;
 }
 
 struct SparseResult {
@@ -232,8 +249,15 @@ int run_ps_bench(const std::vector<std::string>& args) {
 
   // The TCP ceiling first: it forks, which must happen before CAF starts threads.
   const double tcp_before = measure_tcp_loopback_gbps(kDenseBytes, reps);
-  DenseResult dense;
+  DenseResult dense, middleman;
   SparseResult sparse;
+  struct SweepPoint {
+    size_t bytes;
+    double caf_gbps, bulk_gbps;
+  };
+  std::vector<SweepPoint> sweep;
+  const size_t kSweepBytes[] = {size_t(64) << 10, size_t(256) << 10, size_t(1) << 20,
+                                size_t(4) << 20};
   {
     PsProcesses ps(kPs, tls);
     ActorSystemOptions system_options;
@@ -247,7 +271,19 @@ int run_ps_bench(const std::vector<std::string>& args) {
     PsShards shards = connect_ps_shards(sys, ps.cluster, connect);
     auto client = std::make_shared<PsClient>(sys, std::chrono::seconds(120));
     client->name_shards(shards.handles, shards.labels());
+    // The same pulls and pushes as CAF messages (a client without bulk connections), then on
+    // the bulk connections, then pushes of growing size on both.
+    auto caf_only = std::make_shared<PsClient>(sys, std::chrono::seconds(120));
+    caf_only->name_shards(shards.handles, shards.labels());
+    middleman = measure_dense(*caf_only, shards.handles[0], kDenseBytes, reps, "dense_caf");
+    if (use_ps_bulk(sys, shards, connect, *client) != shards.handles.size())
+      throw internal_error("bench ps: a ps task offers no bulk connection");
     dense = measure_dense(*client, shards.handles[0], kDenseBytes, reps);
+    auto always_bulk = std::make_shared<PsClient>(sys, std::chrono::seconds(120));
+    use_ps_bulk(sys, shards, connect, *always_bulk, 0);
+    for (size_t bytes : kSweepBytes)
+      sweep.push_back({bytes, measure_push_gbps(*caf_only, shards.handles[1], bytes, "caf"),
+                       measure_push_gbps(*always_bulk, shards.handles[1], bytes, "bulk")});
     sparse = measure_sparse(client, shards.handles, kRows, kDim, kWorkers, steps, kBatch);
     stop_ps_shards(shards);
     ps.wait_stopped();
@@ -256,26 +292,42 @@ int run_ps_bench(const std::vector<std::string>& args) {
   // limit, so a noisy neighbour during one TCP run does not flatter the ratios.
   const double tcp_gbps = std::max(tcp_before, measure_tcp_loopback_gbps(kDenseBytes, reps));
 
+  std::string sweep_json;
+  for (auto& p : sweep)
+    sweep_json += (sweep_json.empty() ? "" : ",") + std::string("{\"bytes\":") +
+                  std::to_string(p.bytes) + ",\"middleman_gbps\":" + std::to_string(p.caf_gbps) +
+                  ",\"bulk_gbps\":" + std::to_string(p.bulk_gbps) + "}";
+  const char* transport = tls ? "mutual TLS" : "middleman, shared secret";
   if (json) {
     std::printf(
         "{\"transport\":\"%s\",\"tcp_gbps\":%.3f,"
-        "\"dense\":{\"bytes\":%zu,\"pull_gbps\":%.3f,\"push_gbps\":%.3f,"
+        "\"dense\":{\"bytes\":%zu,\"path\":\"bulk\",\"pull_gbps\":%.3f,\"push_gbps\":%.3f,"
         "\"pull_ratio_to_tcp\":%.3f,\"push_ratio_to_tcp\":%.3f},"
+        "\"dense_middleman\":{\"pull_gbps\":%.3f,\"push_gbps\":%.3f,"
+        "\"pull_ratio_to_tcp\":%.3f,\"push_ratio_to_tcp\":%.3f},"
+        "\"push_by_size\":[%s],"
         "\"sparse\":{\"rows\":%lld,\"dim\":%lld,\"ps\":%d,\"workers\":%d,\"ids_per_step\":%d,"
         "\"steps_per_worker\":%d,\"rows_per_s\":%.0f,\"ms_per_step\":%.3f,"
         "\"loss_mean\":%.6f}}\n",
-        tls ? "mutual TLS" : "middleman, shared secret", tcp_gbps, kDenseBytes, dense.pull_gbps,
-        dense.push_gbps, dense.pull_gbps / tcp_gbps, dense.push_gbps / tcp_gbps,
-        static_cast<long long>(kRows), static_cast<long long>(kDim), kPs, kWorkers, kBatch, steps,
-        sparse.rows_per_s, sparse.ms_per_step, sparse.loss_mean);
+        transport, tcp_gbps, kDenseBytes, dense.pull_gbps, dense.push_gbps,
+        dense.pull_gbps / tcp_gbps, dense.push_gbps / tcp_gbps, middleman.pull_gbps,
+        middleman.push_gbps, middleman.pull_gbps / tcp_gbps, middleman.push_gbps / tcp_gbps,
+        sweep_json.c_str(), static_cast<long long>(kRows), static_cast<long long>(kDim), kPs,
+        kWorkers, kBatch, steps, sparse.rows_per_s, sparse.ms_per_step, sparse.loss_mean);
   } else {
-    std::printf("ps tasks: %d `troupe server --job ps` processes (%s)\n", kPs,
-                tls ? "mutual TLS" : "middleman, shared secret");
+    std::printf("ps tasks: %d `troupe server --job ps` processes (%s)\n", kPs, transport);
     std::printf("raw TCP loopback, 16 MiB msgs     %8.3f GB/s\n", tcp_gbps);
-    std::printf("dense pull 16 MiB                 %8.3f GB/s  (%.2fx TCP)\n", dense.pull_gbps,
+    std::printf("dense pull 16 MiB, bulk           %8.3f GB/s  (%.2fx TCP)\n", dense.pull_gbps,
                 dense.pull_gbps / tcp_gbps);
-    std::printf("dense push 16 MiB (assign)        %8.3f GB/s  (%.2fx TCP)\n", dense.push_gbps,
+    std::printf("dense push 16 MiB (assign), bulk  %8.3f GB/s  (%.2fx TCP)\n", dense.push_gbps,
                 dense.push_gbps / tcp_gbps);
+    std::printf("dense pull 16 MiB, middleman      %8.3f GB/s  (%.2fx TCP)\n", middleman.pull_gbps,
+                middleman.pull_gbps / tcp_gbps);
+    std::printf("dense push 16 MiB, middleman      %8.3f GB/s  (%.2fx TCP)\n", middleman.push_gbps,
+                middleman.push_gbps / tcp_gbps);
+    for (auto& p : sweep)
+      std::printf("push %8zu B: middleman %6.3f GB/s, bulk %6.3f GB/s\n", p.bytes, p.caf_gbps,
+                  p.bulk_gbps);
     std::printf("sparse 1M x 64, 2 ps, 2 workers   %8.0f rows/s (%.2f ms/step, mean loss %.4f)\n",
                 sparse.rows_per_s, sparse.ms_per_step, sparse.loss_mean);
   }

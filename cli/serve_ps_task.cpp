@@ -6,11 +6,13 @@
 
 #include <caf/all.hpp>
 
+#include "actors/ps_bulk_server.hpp"
 #include "actors/ps_shard.hpp"
 #include "core/host_port.hpp"
 #include "core/status.hpp"
 #include "kernels/registry.hpp"
 #include "messages/system_config.hpp"
+#include "net/bind_address.hpp"
 #include "net/gatekeeper.hpp"
 #include "net/tls_transport.hpp"
 
@@ -51,8 +53,22 @@ int serve_ps_task(const TfConfig& config, const PsTaskOptions& options) {
   g_stop_signal.store(0);
   std::signal(SIGINT, on_ps_stop_signal);
   std::signal(SIGTERM, on_ps_stop_signal);
-  caf::actor shard = spawn_ps_shard(
-      sys, {shard_name, std::make_shared<const KernelRegistry>(make_cpu_registry())});
+  // Large dense values travel on the bulk connection. Its bytes are not encrypted, so with TLS
+  // it is offered only on a loopback address (they never leave this host); a TLS task on another
+  // address keeps every value inside the encrypted middleman.
+  std::unique_ptr<PsBulkServer> bulk;
+  if (!tls || is_loopback_address(address.host)) {
+    PsBulkServerOptions bulk_options;
+    bulk_options.secret = options.secret;
+    bulk_options.host = address.socket_host();
+    bulk_options.name = shard_name;
+    bulk = std::make_unique<PsBulkServer>(sys, bulk_options);
+  }
+  PsShardOptions shard_options{shard_name,
+                               std::make_shared<const KernelRegistry>(make_cpu_registry())};
+  shard_options.bulk_port = bulk ? bulk->port() : 0;
+  caf::actor shard = spawn_ps_shard(sys, std::move(shard_options));
+  if (bulk) bulk->serve(shard);
   caf::actor gate = spawn_gatekeeper(sys, options.secret, shard);
   auto stop_actors = [&] {
     caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
@@ -66,9 +82,10 @@ int serve_ps_task(const TfConfig& config, const PsTaskOptions& options) {
     throw unavailable("troupe server " + me + ": cannot listen on " + address.host + ":" +
                       std::to_string(address.port) + ": " + sys.render(port.error()));
   }
-  std::printf("troupe server %s: serving ps shard '%s' on %s:%d%s\n", me.c_str(),
+  std::printf("troupe server %s: serving ps shard '%s' on %s:%d%s%s\n", me.c_str(),
               shard_name.c_str(), address.host.c_str(), int(*port),
-              tls ? " with mutual TLS" : " (shared secret, no TLS)");
+              tls ? " with mutual TLS" : " (shared secret, no TLS)",
+              bulk ? (", bulk values on port " + std::to_string(bulk->port())).c_str() : "");
   std::fflush(stdout);
   const std::string why = wait_until_stopped(sys, shard);
   stop_actors();

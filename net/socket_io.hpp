@@ -19,3 +19,9 @@ int connect_to(const std::string& host, uint16_t port);
 void set_io_timeout(int fd, int milliseconds);
 
 }  // namespace troupe::net
+
+namespace troupe::net {
+/// A listening socket on `host` (numeric IPv4) with an ephemeral port; throws unavailable naming
+/// the host and errno.
+int listen_on(const std::string& host, uint16_t& port_out);
+}  // namespace troupe::net

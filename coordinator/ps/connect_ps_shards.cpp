@@ -5,9 +5,12 @@
 
 #include <caf/all.hpp>
 
+#include "coordinator/ps/ps_bulk_client.hpp"
+#include "coordinator/ps/ps_client.hpp"
 #include "core/host_port.hpp"
 #include "core/status.hpp"
 #include "messages/atoms.hpp"
+#include "net/bind_address.hpp"
 #include "net/wire_client.hpp"
 
 namespace troupe {
@@ -77,6 +80,35 @@ std::vector<std::string> PsShards::labels() const {
     out.push_back("'ps:" + index + "' (" + tasks[i] + " at " + addresses[i] + ")");
   }
   return out;
+}
+
+size_t use_ps_bulk(caf::actor_system& system, const PsShards& shards,
+                   const PsConnectOptions& options, PsClient& client, uint64_t min_bytes) {
+  const std::vector<std::string> labels = shards.labels();
+  size_t used = 0;
+  caf::scoped_actor self{system};
+  for (size_t k = 0; k < shards.handles.size(); ++k) {
+    const HostPort where = HostPort::parse(shards.addresses[k], "cluster.ps");
+    uint16_t port = 0;
+    std::string failure;
+    self->request(shards.handles[k], options.timeout, bulk_atom::value)
+        .receive([&](uint16_t p) { port = p; }, [&](caf::error& e) { failure = system.render(e); });
+    if (!failure.empty())
+      throw unavailable("ps task " + shards.tasks[k] + " at " + shards.addresses[k] +
+                        " did not name its bulk port: " + failure);
+    // Bulk bytes are not encrypted: with TLS only a loopback task's values may take them.
+    if (port == 0 || (options.tls && !is_loopback_address(where.host))) continue;
+    PsBulkClientOptions bulk;
+    bulk.host = where.socket_host();
+    bulk.port = port;
+    bulk.secret = options.secret;
+    bulk.label = "ps shard " + labels[k];
+    bulk.timeout = client.timeout();
+    bulk.min_bytes = min_bytes;
+    client.use_bulk(shards.handles[k], std::make_shared<PsBulkClient>(bulk));
+    ++used;
+  }
+  return used;
 }
 
 void stop_ps_shards(const PsShards& shards) {

@@ -16,6 +16,8 @@
 
 namespace troupe {
 
+class PsClient;
+
 struct PsConnectOptions {
   std::string secret;  ///< the cluster's shared secret (the gatekeeper checks the proof)
   bool tls = false;    ///< dial through CAF's openssl module (the actor system must carry certs)
@@ -39,6 +41,16 @@ struct PsShards {
 /// within `options.timeout`, failed_precondition for a refused secret (naming the task).
 PsShards connect_ps_shards(caf::actor_system& system, const ClusterSpec& cluster,
                            const PsConnectOptions& options);
+
+/// Lets `client` move large values to and from every ps task of `shards` on the task's bulk
+/// connection (coordinator/ps/ps_bulk_client.hpp): asks each shard for its bulk port and
+/// registers a bulk client for it, naming it as labels() does. A task that offers none (a TLS
+/// task on a non-loopback address keeps every byte in the encrypted middleman) is left on CAF.
+/// Pushes and applies below `min_bytes` stay CAF messages. Returns how many tasks take bulk
+/// values. Throws unavailable naming a task that does not answer.
+size_t use_ps_bulk(caf::actor_system& system, const PsShards& shards,
+                   const PsConnectOptions& options, PsClient& client,
+                   uint64_t min_bytes = uint64_t(1) << 20);
 
 /// Tells every ps task that the job is over: each shard stops and its `troupe server` exits 0.
 /// Fire and forget (a task that is already gone is not an error).

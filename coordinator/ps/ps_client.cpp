@@ -1,10 +1,13 @@
 #include "coordinator/ps/ps_client.hpp"
 
+#include <exception>
+#include <future>
 #include <memory>
 #include <string>
 
 #include <caf/all.hpp>
 
+#include "coordinator/ps/ps_bulk_client.hpp"
 #include "messages/error_channel.hpp"
 
 namespace troupe {
@@ -113,6 +116,66 @@ Reply ask_one(caf::actor_system& sys, std::chrono::milliseconds timeout, const c
   return ask_all<Reply, Msg>(sys, timeout, {{to, msg}}, names).at(0);
 }
 
+// Which requests a bulk connection carries: pulls always (their size is not known before the
+// reply), dense pushes and applies the bulk client takes; every other message stays on CAF.
+bool via_bulk(const PsBulkClient&, const ps_read_msg&) { return true; }
+bool via_bulk(const PsBulkClient& b, const ps_write_msg& m) { return b.carries(m); }
+bool via_bulk(const PsBulkClient& b, const ps_apply_msg& m) { return b.carries(m); }
+ps_value_msg send_bulk(PsBulkClient& b, const ps_read_msg& m) { return b.read(m); }
+ps_ack_msg send_bulk(PsBulkClient& b, const ps_write_msg& m) { return b.write(m); }
+ps_ack_msg send_bulk(PsBulkClient& b, const ps_apply_msg& m) { return b.apply(m); }
+
+// ask_all, except that the requests a bulk connection carries go there, each on its own thread
+// while the CAF batch runs on this one; replies in request order, the first failure thrown.
+template <class Reply, class Msg, class BulkFor>
+std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds timeout,
+                              const std::vector<std::pair<caf::actor, Msg>>& requests,
+                              const std::vector<std::pair<caf::actor, std::string>>& names,
+                              BulkFor bulk_for) {
+  std::vector<PsBulkClient*> bulk(requests.size(), nullptr);
+  std::vector<std::pair<caf::actor, Msg>> by_caf;
+  std::vector<size_t> caf_index;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    PsBulkClient* b = bulk_for(requests[i].first);
+    if (b && via_bulk(*b, requests[i].second)) {
+      bulk[i] = b;
+    } else {
+      by_caf.push_back(requests[i]);
+      caf_index.push_back(i);
+    }
+  }
+  if (by_caf.size() == requests.size()) return ask_all<Reply, Msg>(sys, timeout, requests, names);
+  std::vector<Reply> out(requests.size());
+  if (by_caf.empty() && requests.size() == 1) {
+    out[0] = send_bulk(*bulk[0], requests[0].second);
+    return out;
+  }
+  std::vector<std::future<Reply>> pending(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (bulk[i])
+      pending[i] = std::async(std::launch::async,
+                              [&, i] { return send_bulk(*bulk[i], requests[i].second); });
+  std::exception_ptr failure;
+  try {
+    if (!by_caf.empty()) {
+      auto replies = ask_all<Reply, Msg>(sys, timeout, by_caf, names);
+      for (size_t k = 0; k < replies.size(); ++k) out[caf_index[k]] = std::move(replies[k]);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!pending[i].valid()) continue;
+    try {
+      out[i] = pending[i].get();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return out;
+}
+
 }  // namespace
 
 PsClient::PsClient(caf::actor_system& sys, std::chrono::milliseconds timeout)
@@ -123,15 +186,20 @@ void PsClient::create(const caf::actor& shard, const ps_create_msg& msg) const {
 }
 
 Tensor PsClient::read(const caf::actor& shard, const std::string& name) const {
-  return ask_one<ps_value_msg>(*sys_, timeout_, shard, ps_read_msg{name}, names_).value;
+  return ask_routed<ps_value_msg>(
+             *sys_, timeout_,
+             std::vector<std::pair<caf::actor, ps_read_msg>>{{shard, ps_read_msg{name}}}, names_,
+             [this](const caf::actor& a) { return bulk_for(a); })
+      .at(0)
+      .value;
 }
 
 ps_ack_msg PsClient::write(const caf::actor& shard, const ps_write_msg& msg) const {
-  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_);
+  return write_all({{shard, msg}}).at(0);
 }
 
 ps_ack_msg PsClient::apply(const caf::actor& shard, const ps_apply_msg& msg) const {
-  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_);
+  return apply_all({{shard, msg}}).at(0);
 }
 
 ps_checkpoint_msg PsClient::save(const caf::actor& shard, const ps_save_msg& msg) const {
@@ -150,11 +218,26 @@ void PsClient::name_shards(const std::vector<caf::actor>& shards,
   for (size_t i = 0; i < shards.size(); ++i) names_.emplace_back(shards[i], names[i]);
 }
 
+void PsClient::use_bulk(const caf::actor& shard, std::shared_ptr<PsBulkClient> bulk) {
+  if (!shard || !bulk)
+    throw invalid_argument("ps client: use_bulk needs a shard and a bulk client");
+  bulk_.emplace_back(shard, std::move(bulk));
+}
+
+PsBulkClient* PsClient::bulk_for(const caf::actor& shard) const {
+  // A shard of this process gets the tensor handle itself through CAF: nothing to move.
+  if (!shard || shard.node() == sys_->node()) return nullptr;
+  for (auto& [s, b] : bulk_)
+    if (s == shard) return b.get();
+  return nullptr;
+}
+
 std::vector<Tensor> PsClient::read_all(
     const std::vector<std::pair<caf::actor, ps_read_msg>>& reads) const {
   std::vector<Tensor> out;
   if (reads.empty()) return out;
-  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, reads, names_))
+  for (auto& v : ask_routed<ps_value_msg>(*sys_, timeout_, reads, names_,
+                                          [this](const caf::actor& a) { return bulk_for(a); }))
     out.push_back(std::move(v.value));
   return out;
 }
@@ -171,7 +254,8 @@ std::vector<Tensor> PsClient::gather_all(
 std::vector<ps_ack_msg> PsClient::apply_all(
     const std::vector<std::pair<caf::actor, ps_apply_msg>>& steps) const {
   if (steps.empty()) return {};
-  return ask_all<ps_ack_msg>(*sys_, timeout_, steps, names_);
+  return ask_routed<ps_ack_msg>(*sys_, timeout_, steps, names_,
+                                [this](const caf::actor& a) { return bulk_for(a); });
 }
 
 std::vector<ps_checkpoint_msg> PsClient::save_all(
@@ -189,7 +273,8 @@ std::vector<ps_ack_msg> PsClient::restore_all(
 std::vector<ps_ack_msg> PsClient::write_all(
     const std::vector<std::pair<caf::actor, ps_write_msg>>& writes) const {
   if (writes.empty()) return {};
-  return ask_all<ps_ack_msg>(*sys_, timeout_, writes, names_);
+  return ask_routed<ps_ack_msg>(*sys_, timeout_, writes, names_,
+                                [this](const caf::actor& a) { return bulk_for(a); });
 }
 
 }  // namespace troupe

@@ -4,6 +4,7 @@
 // (an embedding lookup gathers from every shard at the same time).
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "messages/ps_messages.hpp"
 
 namespace troupe {
+
+class PsBulkClient;
 
 /// Talks to ps_shard actors; a reply error is thrown as troupe::Error with the shard's Code and
 /// message (a timeout as deadline_exceeded, a lost shard as unavailable).
@@ -54,10 +57,19 @@ class PsClient {
   /// Throws invalid_argument when the two lists differ in length.
   void name_shards(const std::vector<caf::actor>& shards, const std::vector<std::string>& names);
 
+  /// From now on the pulls of `shard`, and the dense pushes and applies `bulk` carries
+  /// (PsBulkClient::carries), travel over `bulk` when the shard lives in another process; the
+  /// rest stays CAF messages. Several requests of one batch run at the same time either way.
+  /// Throws invalid_argument for an empty handle or client.
+  void use_bulk(const caf::actor& shard, std::shared_ptr<PsBulkClient> bulk);
+
  private:
+  PsBulkClient* bulk_for(const caf::actor& shard) const;
+
   caf::actor_system* sys_;
   std::chrono::milliseconds timeout_;
   std::vector<std::pair<caf::actor, std::string>> names_;
+  std::vector<std::pair<caf::actor, std::shared_ptr<PsBulkClient>>> bulk_;
 };
 
 }  // namespace troupe

@@ -1,0 +1,184 @@
+#include "coordinator/ps/ps_bulk_client.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/ps/shard_write.hpp"
+#include "core/status.hpp"
+#include "messages/caf_compat.hpp"
+#include "net/bulk_tensor_stream.hpp"
+#include "net/ps_bulk_protocol.hpp"
+#include "net/socket_io.hpp"
+
+namespace troupe {
+namespace {
+
+// Idle connections kept per ps task; more concurrent callers dial more and close the surplus.
+constexpr size_t kMaxIdle = 8;
+
+bool dense_host(const Tensor& t, uint64_t min_bytes) {
+  return t.defined() && t.memory() == MemoryKind::host && t.byte_size() >= min_bytes;
+}
+
+}  // namespace
+
+struct PsBulkClient::Connection {
+  int fd = -1;
+  net::ReceiveBuffers buffers;  // pulled values' buffers, reused once the caller drops them
+  ~Connection() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+PsBulkClient::PsBulkClient(PsBulkClientOptions options) : options_(std::move(options)) {
+  if (options_.port == 0) throw invalid_argument("ps bulk client: port 0 for " + options_.label);
+  if (options_.timeout.count() < 1)
+    throw invalid_argument("ps bulk client: timeout must be >= 1 ms, got " +
+                           std::to_string(options_.timeout.count()));
+  if (options_.chunk_bytes == 0 || options_.chunk_bytes > net::kMaxBulkChunkBytes)
+    throw invalid_argument("ps bulk client: chunk_bytes must be in 1 .. " +
+                           std::to_string(net::kMaxBulkChunkBytes) + ", got " +
+                           std::to_string(options_.chunk_bytes));
+}
+
+PsBulkClient::~PsBulkClient() = default;
+
+bool PsBulkClient::carries(const ps_write_msg& msg) const {
+  const auto kind = ShardWrite(msg.kind);
+  return !msg.indices.defined() &&
+         (kind == ShardWrite::assign || kind == ShardWrite::assign_add ||
+          kind == ShardWrite::assign_sub) &&
+         dense_host(msg.value, options_.min_bytes);
+}
+
+bool PsBulkClient::carries(const ps_apply_msg& msg) const {
+  return !msg.indices.defined() && dense_host(msg.grad, options_.min_bytes);
+}
+
+std::unique_ptr<PsBulkClient::Connection> PsBulkClient::acquire() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  const std::string peer = options_.host + ":" + std::to_string(options_.port);
+  auto c = std::make_unique<Connection>();
+  try {
+    c->fd = net::connect_to(options_.host, options_.port);
+    net::set_io_timeout(c->fd, int(options_.timeout.count()));
+    net::ps_bulk_authenticate(c->fd, options_.secret, peer);
+  } catch (const Error& e) {
+    throw Error(e.code(), options_.label + ": " + e.what());
+  }
+  return c;
+}
+
+void PsBulkClient::release(std::unique_ptr<Connection> c) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(c));
+}
+
+namespace {
+
+// Sends op + header; false when the connection is gone.
+bool send_request(int fd, uint8_t op, const std::vector<char>& header) {
+  // One write for op, length and header: small segments each cost a round of the TCP stack.
+  const uint32_t length = uint32_t(header.size());
+  std::vector<char> request(5 + header.size());
+  request[0] = char(op);
+  std::memcpy(request.data() + 1, &length, 4);
+  std::memcpy(request.data() + 5, header.data(), header.size());
+  return net::write_all(fd, request.data(), request.size());
+}
+
+// Reads the status byte: the shard's error for an error reply, ok otherwise. A broken
+// connection throws unavailable; `lost` names the shard and the transfer.
+Status read_status(int fd, const std::string& lost) {
+  uint8_t status = 0;
+  if (!net::read_all(fd, &status, 1))
+    throw unavailable(lost + ": connection lost before the reply");
+  if (status == net::kPsBulkOk) return Status::ok_status();
+  int32_t code = 0;
+  uint32_t length = 0;
+  if (status != net::kPsBulkError || !net::read_all(fd, &code, 4) ||
+      !net::read_all(fd, &length, 4) || length > net::kMaxPsBulkErrorBytes)
+    throw unavailable(lost + ": malformed reply (status " + std::to_string(status) + ")");
+  std::string message(length, '\0');
+  if (!net::read_all(fd, message.data(), length))
+    throw unavailable(lost + ": connection lost inside an error reply");
+  return Status(Code(code), message);
+}
+
+template <class Msg>
+std::vector<char> header_of(Msg& msg) {
+  std::vector<char> bytes;
+  if (auto err = wire::to_bytes(msg, bytes))
+    throw internal_error("ps bulk client: cannot encode the request header");
+  return bytes;
+}
+
+}  // namespace
+
+ps_value_msg PsBulkClient::read(const ps_read_msg& msg) {
+  auto c = acquire();
+  const std::string lost =
+      options_.label + " serving variable '" + msg.name + "' went away during a bulk pull";
+  ps_read_msg copy = msg;
+  if (!send_request(c->fd, uint8_t(net::PsBulkOp::read), header_of(copy)))
+    throw unavailable(lost + ": connection lost while sending the request");
+  if (Status refused = read_status(c->fd, lost); !refused.ok()) {
+    release(std::move(c));  // the shard answered an error: the connection is still in step
+    refused.throw_if_error();
+  }
+  ps_value_msg out{msg.name, Tensor()};
+  const std::string problem = net::read_tensor_chunked(c->fd, out.value, &c->buffers);
+  if (!problem.empty()) throw unavailable(lost + ": " + problem);
+  received_ += out.value.byte_size();
+  release(std::move(c));
+  return out;
+}
+
+ps_ack_msg PsBulkClient::push(uint8_t op, const std::string& name, const std::vector<char>& header,
+                              const Tensor& value, const char* what) {
+  auto c = acquire();
+  const std::string lost =
+      options_.label + " serving variable '" + name + "' went away during a bulk " + what;
+  if (!send_request(c->fd, op, header))
+    throw unavailable(lost + ": connection lost while sending the request");
+  const std::string problem = net::write_tensor_chunked(c->fd, value, options_.chunk_bytes, &sent_);
+  if (!problem.empty()) throw unavailable(lost + ": " + problem);
+  if (Status refused = read_status(c->fd, lost); !refused.ok()) {
+    release(std::move(c));
+    refused.throw_if_error();
+  }
+  uint32_t length = 0;
+  if (!net::read_all(c->fd, &length, 4) || length > net::kMaxPsBulkHeaderBytes)
+    throw unavailable(lost + ": connection lost before the acknowledgement");
+  std::vector<char> bytes(length);
+  if (!net::read_all(c->fd, bytes.data(), length))
+    throw unavailable(lost + ": connection lost inside the acknowledgement");
+  ps_ack_msg ack;
+  if (auto err = wire::from_bytes(bytes.data(), bytes.size(), ack))
+    throw unavailable(lost + ": malformed acknowledgement");
+  release(std::move(c));
+  return ack;
+}
+
+ps_ack_msg PsBulkClient::write(const ps_write_msg& msg) {
+  ps_write_msg header = msg;
+  header.value = Tensor();  // travels as the stream after the header
+  return push(uint8_t(net::PsBulkOp::write), msg.name, header_of(header), msg.value, "push");
+}
+
+ps_ack_msg PsBulkClient::apply(const ps_apply_msg& msg) {
+  ps_apply_msg header = msg;
+  header.grad = Tensor();
+  return push(uint8_t(net::PsBulkOp::apply), msg.name, header_of(header), msg.grad,
+              "gradient apply");
+}
+
+}  // namespace troupe

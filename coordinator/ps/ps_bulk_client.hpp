@@ -1,0 +1,73 @@
+#pragma once
+// The client's end of one ps task's bulk connection (net/ps_bulk_protocol.hpp,
+// actors/ps_bulk_server.hpp): pulls, and pushes / dense applies of at least `min_bytes`, of a
+// shard in another process. The request is the same ps message the shard would get through CAF,
+// minus its large tensor; the tensor travels in chunks on an authenticated TCP stream, and the
+// shard's reply (value, acknowledgement or error) comes back the same way. Connections are
+// dialed when first needed and kept in a small pool, one per concurrent caller.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "messages/ps_messages.hpp"
+
+namespace troupe {
+
+/// Where and how to reach one ps task's bulk port.
+struct PsBulkClientOptions {
+  std::string host;    ///< numeric IPv4 of the ps task
+  uint16_t port = 0;   ///< what the shard answered to (bulk_atom)
+  std::string secret;  ///< the cluster's shared secret
+  /// How errors name the shard: "ps shard 'ps:0' (/job:ps/task:0 at 127.0.0.1:2222)".
+  std::string label = "ps shard";
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};  ///< bounds every read/write
+  /// Pushes and dense applies below this many bytes stay CAF messages (a round trip there is
+  /// cheaper than waking the stream; see docs/parameter_servers.md for the measurement).
+  uint64_t min_bytes = uint64_t(1) << 20;
+  uint64_t chunk_bytes = uint64_t(64) << 20;  ///< values above it travel in several chunks
+};
+
+/// Thread-safe; each call uses its own connection from the pool.
+class PsBulkClient {
+ public:
+  explicit PsBulkClient(PsBulkClientOptions options);
+  ~PsBulkClient();
+  PsBulkClient(const PsBulkClient&) = delete;
+  PsBulkClient& operator=(const PsBulkClient&) = delete;
+
+  const PsBulkClientOptions& options() const { return options_; }
+  /// True when `msg`'s value should take this connection (dense, on the host, >= min_bytes).
+  bool carries(const ps_write_msg& msg) const;
+  bool carries(const ps_apply_msg& msg) const;
+
+  /// The shard's reply to `msg`, through the bulk connection. A shard error is thrown as the
+  /// shard's troupe::Error; a connection that breaks or stalls as unavailable naming the shard,
+  /// the variable and how far the transfer got ("... went away during a bulk pull of variable
+  /// 'w': connection lost mid-chunk after N of M payload bytes").
+  ps_value_msg read(const ps_read_msg& msg);
+  ps_ack_msg write(const ps_write_msg& msg);
+  ps_ack_msg apply(const ps_apply_msg& msg);
+
+  /// Payload bytes written so far (grows while a push is under way) and read (after each pull).
+  uint64_t bytes_sent() const { return sent_; }
+  uint64_t bytes_received() const { return received_; }
+
+ private:
+  struct Connection;
+  std::unique_ptr<Connection> acquire();
+  void release(std::unique_ptr<Connection> c);
+  ps_ack_msg push(uint8_t op, const std::string& name, const std::vector<char>& header,
+                  const Tensor& value, const char* what);
+
+  const PsBulkClientOptions options_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  std::atomic<uint64_t> sent_{0}, received_{0};
+};
+
+}  // namespace troupe

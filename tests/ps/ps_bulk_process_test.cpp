@@ -1,0 +1,315 @@
+// Dense values on the ps bulk connection (actors/ps_bulk_server.hpp, coordinator/ps/
+// ps_bulk_client.hpp) between this test and a ps process (this binary started again as a child):
+// exact contents of 16 MiB and 100 MiB (two chunks) pulls and pushes, shard errors and step-id
+// deduplication through it, a ps process killed mid-push named at the client, and connections
+// without the secret refused before anything they send is parsed.
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "actors/ps_bulk_server.hpp"
+#include "coordinator/ps/connect_ps_shards.hpp"
+#include "coordinator/ps/ps_bulk_client.hpp"
+#include "coordinator/ps/ps_client.hpp"
+#include "net/child_process.hpp"
+#include "net/gatekeeper.hpp"
+#include "net/socket_io.hpp"
+#include "net/tls_transport.hpp"
+#include "net/wire_client.hpp"
+#include "ps_test_support.hpp"
+
+using namespace troupe;
+using namespace troupe::testing;
+
+namespace {
+
+constexpr const char* kServeVariable = "TROUPE_TEST_PS_BULK_SERVE";
+constexpr const char* kSecret = "ps-bulk-secret";
+
+ActorSystemOptions networked() {
+  ActorSystemOptions o;
+  o.scheduler_threads = 2;
+  return o;
+}
+
+// The parent's side of one ps process: its gatekeeper port from its first line.
+struct PsProcess {
+  ChildProcess child{current_executable(),
+                     {"--gtest_filter=PsBulkProcess.ChildServesAShardWithABulkPort"},
+                     {std::string(kServeVariable) + "=1"}};
+  uint16_t port = 0, bulk_port = 0;
+
+  PsProcess() {
+    for (int i = 0; i < 50 && bulk_port == 0; ++i) {
+      auto line = child.read_line(std::chrono::seconds(60));
+      if (!line) break;
+      if (line->rfind("PS_SHARD_PORT ", 0) == 0) port = uint16_t(std::stoi(line->substr(14)));
+      if (line->rfind("PS_BULK_PORT ", 0) == 0) bulk_port = uint16_t(std::stoi(line->substr(13)));
+    }
+  }
+
+  // Waits (bounded) until the child's stderr holds `text`.
+  bool logged(const std::string& text) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (child.err().find(text) == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline)
+      child.pump_for(std::chrono::milliseconds(200));
+    return child.err().find(text) != std::string::npos;
+  }
+};
+
+// A client process's view: its actor system, the shard, a PsClient whose bulk client for the
+// shard is `bulk` (so that a test can read its byte counters).
+struct Client {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  PsShards shards;
+  std::unique_ptr<PsClient> client;
+  std::shared_ptr<PsBulkClient> bulk;
+
+  explicit Client(const PsProcess& ps) {
+    configure_actor_system(cfg, networked());
+    sys = std::make_unique<caf::actor_system>(cfg);
+    WireClientOptions o;
+    o.port = ps.port;
+    o.secret = kSecret;
+    shards.handles.push_back(connect_to_service(*sys, o));
+    shards.tasks.push_back("/job:ps/task:0");
+    shards.addresses.push_back("127.0.0.1:" + std::to_string(ps.port));
+    client = std::make_unique<PsClient>(*sys, std::chrono::seconds(120));
+    client->name_shards(shards.handles, shards.labels());
+    PsBulkClientOptions options;
+    options.host = "127.0.0.1";
+    options.port = ps.bulk_port;
+    options.secret = kSecret;
+    options.label = "ps shard " + shards.labels()[0];
+    options.timeout = std::chrono::seconds(120);
+    bulk = std::make_shared<PsBulkClient>(options);
+    client->use_bulk(shard(), bulk);
+  }
+  const caf::actor& shard() const { return shards.handles[0]; }
+};
+
+// n floats whose values depend on `seed` and the index, all exactly representable.
+Tensor pattern(int64_t n, int seed) {
+  Tensor t(DType::float32, Shape{n});
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < n; ++i) p[i] = float((i * 7 + seed) % 1021);
+  return t;
+}
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
+}
+
+UpdateRule sgd_lr1() {
+  UpdateRule r;
+  r.learning_rate = 1;
+  return r;
+}
+
+// Pull and push of `floats` float32 values: exact contents both ways, and the bytes went over
+// the bulk connection (its counters), not through CAF.
+void round_trip(int64_t floats) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  Client c(ps);
+  const Tensor first = pattern(floats, 1), second = pattern(floats, 2);
+  c.client->create(c.shard(), ps_create_msg{{"big", "", {}, {}}, first});
+  Tensor pulled = c.client->read(c.shard(), "big");
+  EXPECT_TRUE(same_bytes(pulled, first));
+  auto ack = c.client->write(c.shard(),
+                             ps_write_msg{"big", uint8_t(ShardWrite::assign), 0, Tensor(), second});
+  EXPECT_TRUE(ack.applied);
+  EXPECT_TRUE(same_bytes(c.client->read(c.shard(), "big"), second));
+  // The creation went through CAF; both pulls and the push took the bulk connection.
+  EXPECT_EQ(c.bulk->bytes_received(), 2 * first.byte_size());
+  EXPECT_EQ(c.bulk->bytes_sent(), first.byte_size());
+  ps.child.close_stdin();
+  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+}
+
+}  // namespace
+
+// The child's entry point: runs only in the process the tests below start.
+TEST(PsBulkProcess, ChildServesAShardWithABulkPort) {
+  if (!std::getenv(kServeVariable)) GTEST_SKIP() << "entry point of the ps child process";
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, networked());
+  caf::actor_system sys{cfg};
+  PsBulkServerOptions bulk_options;
+  bulk_options.secret = kSecret;
+  PsBulkServer bulk(sys, bulk_options);
+  PsShardOptions options{"ps:0", cpu_kernels()};
+  options.bulk_port = bulk.port();
+  caf::actor shard = spawn_ps_shard(sys, options);
+  bulk.serve(shard);
+  caf::actor gate = spawn_gatekeeper(sys, kSecret, shard);
+  auto port = publish_actor(sys, gate, 0, "127.0.0.1", false);
+  ASSERT_TRUE(port);
+  std::cout << "PS_SHARD_PORT " << *port << std::endl;
+  std::cout << "PS_BULK_PORT " << bulk.port() << std::endl;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+  }
+  caf::anon_send_exit(gate, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+}
+
+TEST(PsBulkProcess, SixteenMiBPulledAndPushedWithExactContents) { round_trip(int64_t(4) << 20); }
+
+// 100 MiB is above the 64 MiB chunk: the stream carries it as two chunks each way.
+TEST(PsBulkProcess, HundredMiBPulledAndPushedInChunksWithExactContents) {
+  round_trip(int64_t(25) << 20);
+}
+
+TEST(PsBulkProcess, DenseAppliesAreDeduplicatedByStepIdAndShardErrorsComeBackAsIs) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  Client c(ps);
+  const int64_t n = int64_t(1) << 19;  // 2 MiB: above the 1 MiB threshold
+  c.client->create(c.shard(), ps_create_msg{{"w", "", {}, {}}, pattern(n, 3)});
+  const Tensor grad = pattern(n, 4);
+  ps_apply_msg step{"w", 7, to_rule_msg(sgd_lr1()), Tensor(), grad, {}};
+  EXPECT_TRUE(c.client->apply(c.shard(), step).applied);
+  auto retry = c.client->apply(c.shard(), step);  // a rescheduled step sends it again
+  EXPECT_FALSE(retry.applied);
+  EXPECT_EQ(retry.updates, 1u);
+  EXPECT_EQ(c.bulk->bytes_sent(), 2 * grad.byte_size());
+  Tensor w = c.client->read(c.shard(), "w");
+  const Tensor start = pattern(n, 3);
+  for (int64_t i = 0; i < n; i += 4099)
+    ASSERT_EQ(w.data<float>()[i], start.data<float>()[i] - grad.data<float>()[i]) << i;
+  // The shard's own errors cross the bulk connection with their code and text, and the
+  // connection stays usable afterwards.
+  try {
+    c.client->write(c.shard(),
+                    ps_write_msg{"nope", uint8_t(ShardWrite::assign), 0, Tensor(), grad});
+    FAIL() << "a push to an unknown variable succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos) << e.what();
+  }
+  try {
+    c.client->write(c.shard(),
+                    ps_write_msg{"w", uint8_t(ShardWrite::assign), 0, Tensor(), pattern(n + 1, 0)});
+    FAIL() << "a push of the wrong shape succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'w'"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(same_bytes(c.client->read(c.shard(), "w"), w));
+  ps.child.close_stdin();
+  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+}
+
+TEST(PsBulkProcess, UsePsBulkAsksTheShardForItsPort) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, networked());
+  caf::actor_system sys{cfg};
+  WireClientOptions o;
+  o.port = ps.port;
+  o.secret = kSecret;
+  PsShards shards;
+  shards.handles.push_back(connect_to_service(sys, o));
+  shards.tasks.push_back("/job:ps/task:0");
+  shards.addresses.push_back("127.0.0.1:" + std::to_string(ps.port));
+  PsClient client(sys, std::chrono::seconds(120));
+  PsConnectOptions connect;
+  connect.secret = kSecret;
+  ASSERT_EQ(use_ps_bulk(sys, shards, connect, client), 1u);
+  const Tensor value = pattern(int64_t(1) << 20, 5);
+  client.create(shards.handles[0], ps_create_msg{{"v", "", {}, {}}, value});
+  EXPECT_TRUE(same_bytes(client.read(shards.handles[0], "v"), value));
+  ps.child.close_stdin();
+  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+}
+
+TEST(PsBulkProcess, APsProcessKilledDuringABulkPushIsNamedAtTheClient) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  Client c(ps);
+  const Tensor value = pattern(int64_t(25) << 20, 6);  // 100 MiB: far more than socket buffers
+  c.client->create(c.shard(), ps_create_msg{{"big", "", {}, {}}, pattern(4, 0)});
+  c.client->read(c.shard(), "big");  // a bulk connection is open and idle in the pool
+  // Stopped, the ps process takes what the socket buffers hold and no more: the push is stuck
+  // mid-transfer until the kill.
+  ps.child.signal(SIGSTOP);
+  std::string failure;
+  std::thread pusher([&] {
+    try {
+      c.client->write(c.shard(),
+                      ps_write_msg{"big", uint8_t(ShardWrite::assign), 0, Tensor(), value});
+      failure = "the push succeeded";
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (c.bulk->bytes_sent() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_GT(c.bulk->bytes_sent(), 0u);
+  EXPECT_LT(c.bulk->bytes_sent(), value.byte_size());
+  ps.child.signal(SIGKILL);
+  pusher.join();
+  EXPECT_NE(failure.find("ps shard 'ps:0' (/job:ps/task:0 at 127.0.0.1:"), std::string::npos)
+      << failure;
+  EXPECT_NE(failure.find("serving variable 'big' went away during a bulk push: connection lost"),
+            std::string::npos)
+      << failure;
+  EXPECT_NE(failure.find("of 104857600 payload bytes"), std::string::npos) << failure;
+}
+
+TEST(PsBulkProcess, AConnectionWithoutTheSecretIsRefusedBeforeAnythingIsParsed) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  // A stranger skips the proof and sends a request right away: its first 32 bytes are taken as
+  // the proof, refused, and the connection is closed without a frame being read.
+  int fd = net::connect_to("127.0.0.1", ps.bulk_port);
+  net::set_io_timeout(fd, 60000);
+  std::string nonce(32, '\0');
+  ASSERT_TRUE(net::read_all(fd, nonce.data(), nonce.size()));
+  std::string request(64, '\xff');  // op 255, a header "length" of 4 GiB, ...
+  ASSERT_TRUE(net::write_all(fd, request.data(), request.size()));
+  uint8_t accepted = 7;
+  ASSERT_TRUE(net::read_all(fd, &accepted, 1));
+  EXPECT_EQ(accepted, 0);
+  char more = 0;
+  EXPECT_FALSE(net::read_all(fd, &more, 1));  // closed
+  ::close(fd);
+  EXPECT_TRUE(ps.logged("ps:0 refused a ps bulk connection from 127.0.0.1:")) << ps.child.err();
+  EXPECT_TRUE(ps.logged(": wrong shared secret")) << ps.child.err();
+  EXPECT_EQ(ps.child.err().find("dropped the ps bulk connection"), std::string::npos)
+      << ps.child.err();
+
+  // A client with the wrong secret gets a named error, not a silent fallback.
+  PsBulkClientOptions wrong;
+  wrong.host = "127.0.0.1";
+  wrong.port = ps.bulk_port;
+  wrong.secret = "not-the-secret";
+  wrong.label = "ps shard 'ps:0'";
+  PsBulkClient client(wrong);
+  try {
+    client.read(ps_read_msg{"w"});
+    FAIL() << "a wrong secret was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::failed_precondition) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ps shard 'ps:0': authentication failed at ps bulk "
+                                         "port 127.0.0.1:" +
+                                         std::to_string(ps.bulk_port) + " (wrong shared secret?)"),
+              std::string::npos)
+        << e.what();
+  }
+  ps.child.close_stdin();
+  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+}
