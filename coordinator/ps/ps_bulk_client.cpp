@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "core/ps/shard_write.hpp"
@@ -96,11 +97,16 @@ bool send_request(int fd, uint8_t op, const std::vector<char>& header) {
 }
 
 // Reads the status byte: the shard's error for an error reply, ok otherwise. A broken
-// connection throws unavailable; `lost` names the shard and the transfer.
-Status read_status(int fd, const std::string& lost) {
+// connection throws unavailable (`lost` names the shard and the transfer), a silent one
+// deadline_exceeded (`silent`).
+Status read_status(int fd, const std::string& lost, const std::string& silent) {
   uint8_t status = 0;
-  if (!net::read_all(fd, &status, 1))
+  errno = 0;
+  if (!net::read_all(fd, &status, 1)) {
+    // The socket's timeout passed: the ps task is alive but silent (stopped, overloaded).
+    if (errno == EAGAIN || errno == EWOULDBLOCK) throw Error(Code::deadline_exceeded, silent);
     throw unavailable(lost + ": connection lost before the reply");
+  }
   if (status == net::kPsBulkOk) return Status::ok_status();
   int32_t code = 0;
   uint32_t length = 0;
@@ -123,6 +129,11 @@ std::vector<char> header_of(Msg& msg) {
 
 }  // namespace
 
+std::string PsBulkClient::silent(const std::string& name, const char* what) const {
+  return options_.label + " serving variable '" + name + "' did not answer within " +
+         std::to_string(options_.timeout.count()) + " ms (bulk " + what + ")";
+}
+
 ps_value_msg PsBulkClient::read(const ps_read_msg& msg) {
   auto c = acquire();
   const std::string lost =
@@ -130,7 +141,7 @@ ps_value_msg PsBulkClient::read(const ps_read_msg& msg) {
   ps_read_msg copy = msg;
   if (!send_request(c->fd, uint8_t(net::PsBulkOp::read), header_of(copy)))
     throw unavailable(lost + ": connection lost while sending the request");
-  if (Status refused = read_status(c->fd, lost); !refused.ok()) {
+  if (Status refused = read_status(c->fd, lost, silent(msg.name, "pull")); !refused.ok()) {
     release(std::move(c));  // the shard answered an error: the connection is still in step
     refused.throw_if_error();
   }
@@ -151,7 +162,7 @@ ps_ack_msg PsBulkClient::push(uint8_t op, const std::string& name, const std::ve
     throw unavailable(lost + ": connection lost while sending the request");
   const std::string problem = net::write_tensor_chunked(c->fd, value, options_.chunk_bytes, &sent_);
   if (!problem.empty()) throw unavailable(lost + ": " + problem);
-  if (Status refused = read_status(c->fd, lost); !refused.ok()) {
+  if (Status refused = read_status(c->fd, lost, silent(name, what)); !refused.ok()) {
     release(std::move(c));
     refused.throw_if_error();
   }

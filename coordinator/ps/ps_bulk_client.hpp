@@ -61,6 +61,7 @@ class PsBulkClient {
   struct Connection;
   std::unique_ptr<Connection> acquire();
   void release(std::unique_ptr<Connection> c);
+  std::string silent(const std::string& name, const char* what) const;
   ps_ack_msg push(uint8_t op, const std::string& name, const std::vector<char>& header,
                   const Tensor& value, const char* what);
 

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -109,6 +111,27 @@ Tensor pattern(int64_t n, int seed) {
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() &&
          std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
+}
+
+// True once /proc shows every thread of `pid` stopped (state T); a group stop reaches each
+// thread on its own, after kill() has returned. False after a minute.
+bool all_threads_stopped(pid_t pid) {
+  namespace fs = std::filesystem;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool all = true;
+    std::error_code error;
+    for (auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+      std::ifstream stat(task.path() / "stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const auto end_of_name = text.rfind(')');
+      all = all && end_of_name != std::string::npos && end_of_name + 2 < text.size() &&
+            text[end_of_name + 2] == 'T';
+    }
+    if (all && !error) return true;
+    std::this_thread::yield();
+  }
+  return false;
 }
 
 UpdateRule sgd_lr1() {
@@ -312,4 +335,37 @@ TEST(PsBulkProcess, AConnectionWithoutTheSecretIsRefusedBeforeAnythingIsParsed) 
   }
   ps.child.close_stdin();
   EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+}
+
+TEST(PsBulkProcess, AStoppedPsProcessIsNamedAtTheTimeout) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, networked());
+  caf::actor_system sys{cfg};
+  WireClientOptions o;
+  o.port = ps.port;
+  o.secret = kSecret;
+  caf::actor shard = connect_to_service(sys, o);
+  PsClient client(sys, std::chrono::seconds(60));
+  PsBulkClientOptions options;
+  options.host = "127.0.0.1";
+  options.port = ps.bulk_port;
+  options.secret = kSecret;
+  options.label = "ps shard 'ps:0'";
+  options.timeout = std::chrono::milliseconds(1500);
+  client.use_bulk(shard, std::make_shared<PsBulkClient>(options));
+  client.create(shard, ps_create_msg{{"w", "", {}, {}}, pattern(4, 0)});
+  client.read(shard, "w");  // a bulk connection is open and idle in the pool
+  ps.child.signal(SIGSTOP);
+  ASSERT_TRUE(all_threads_stopped(ps.child.pid()));
+  try {
+    client.read(shard, "w");
+    FAIL() << "a pull from a stopped ps process succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "ps shard 'ps:0' serving variable 'w' did not answer within 1500 ms (bulk pull)");
+  }
+  ps.child.signal(SIGKILL);
 }

@@ -1,0 +1,95 @@
+// The ps bulk connection where it must not be used, and its settings' errors: a client in the
+// shard's own actor system gets the shard's tensor handle through CAF (no copy, no bytes on the
+// bulk connection) even with a bulk client registered; bad options are refused by name.
+#include <gtest/gtest.h>
+
+#include "actors/ps_bulk_server.hpp"
+#include "coordinator/ps/ps_bulk_client.hpp"
+#include "coordinator/ps/ps_client.hpp"
+#include "messages/atoms.hpp"
+#include "ps_test_support.hpp"
+
+using namespace troupe;
+using namespace troupe::testing;
+
+TEST(PsBulkLocal, AShardOfThisProcessIsReachedThroughCafWithoutACopy) {
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, ActorSystemOptions::in_process(2));
+  caf::actor_system sys{cfg};
+  PsBulkServerOptions server_options;
+  server_options.secret = "local-secret";
+  PsBulkServer server(sys, server_options);
+  PsShardOptions shard_options{"ps:0", cpu_kernels()};
+  shard_options.bulk_port = server.port();
+  caf::actor shard = spawn_ps_shard(sys, shard_options);
+  server.serve(shard);
+  EXPECT_EQ(ask<uint16_t>(sys, shard, bulk_atom::value), server.port());
+
+  PsBulkClientOptions options;
+  options.host = "127.0.0.1";
+  options.port = server.port();
+  options.secret = "local-secret";
+  options.min_bytes = 0;
+  auto bulk = std::make_shared<PsBulkClient>(options);
+  PsClient client(sys);
+  client.use_bulk(shard, bulk);
+  const int64_t n = int64_t(1) << 20;  // 4 MiB
+  client.create(shard, ps_create_msg{{"v", "", {}, {}}, Tensor::zeros(DType::float32, Shape{n})});
+  Tensor a = client.read(shard, "v"), b = client.read(shard, "v");
+  EXPECT_EQ(a.raw_data(), b.raw_data());  // both are the shard's own bytes
+  client.write(shard, ps_write_msg{"v", uint8_t(ShardWrite::assign), 0, Tensor(),
+                                   Tensor::zeros(DType::float32, Shape{n})});
+  EXPECT_EQ(bulk->bytes_sent(), 0u);
+  EXPECT_EQ(bulk->bytes_received(), 0u);
+  caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+}
+
+TEST(PsBulkLocal, BadOptionsAreRefusedByName) {
+  PsBulkClientOptions o;
+  o.host = "127.0.0.1";
+  o.label = "ps shard 'ps:3'";
+  auto message = [](const PsBulkClientOptions& options) {
+    try {
+      PsBulkClient client(options);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::invalid_argument) << e.what();
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message(o), "ps bulk client: port 0 for ps shard 'ps:3'");
+  o.port = 9;
+  o.timeout = std::chrono::milliseconds(0);
+  EXPECT_EQ(message(o), "ps bulk client: timeout must be >= 1 ms, got 0");
+  o.timeout = std::chrono::seconds(1);
+  o.chunk_bytes = 0;
+  EXPECT_EQ(message(o), "ps bulk client: chunk_bytes must be in 1 .. 67108864, got 0");
+  o.chunk_bytes = (uint64_t(64) << 20) + 1;
+  EXPECT_EQ(message(o), "ps bulk client: chunk_bytes must be in 1 .. 67108864, got 67108865");
+
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, ActorSystemOptions::in_process(1));
+  caf::actor_system sys{cfg};
+  PsClient client(sys);
+  try {
+    client.use_bulk(caf::actor(), nullptr);
+    FAIL() << "an empty shard handle was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "ps client: use_bulk needs a shard and a bulk client");
+  }
+}
+
+TEST(PsBulkLocal, AServerThatCannotListenSaysWhere) {
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, ActorSystemOptions::in_process(1));
+  caf::actor_system sys{cfg};
+  PsBulkServerOptions o;
+  o.host = "not-an-address";
+  try {
+    PsBulkServer server(sys, o);
+    FAIL() << "a bad host was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::unavailable);
+    EXPECT_EQ(std::string(e.what()), "'not-an-address' is not a numeric IPv4 address to listen on");
+  }
+}
