@@ -62,7 +62,13 @@ int serve_ps_task(const TfConfig& config, const PsTaskOptions& options) {
     bulk_options.secret = options.secret;
     bulk_options.host = address.socket_host();
     bulk_options.name = shard_name;
-    bulk = std::make_unique<PsBulkServer>(sys, bulk_options);
+    try {
+      bulk = std::make_unique<PsBulkServer>(sys, bulk_options);
+    } catch (const Error& e) {
+      // A host name or an IPv6 address: the shard still serves everything through CAF.
+      std::fprintf(stderr, "troupe server %s: no bulk connection for large values: %s\n",
+                   me.c_str(), e.what());
+    }
   }
   PsShardOptions shard_options{shard_name,
                                std::make_shared<const KernelRegistry>(make_cpu_registry())};

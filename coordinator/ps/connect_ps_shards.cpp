@@ -1,5 +1,7 @@
 #include "coordinator/ps/connect_ps_shards.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -98,6 +100,8 @@ size_t use_ps_bulk(caf::actor_system& system, const PsShards& shards,
                         " did not name its bulk port: " + failure);
     // Bulk bytes are not encrypted: with TLS only a loopback task's values may take them.
     if (port == 0 || (options.tls && !is_loopback_address(where.host))) continue;
+    in_addr numeric{};
+    if (::inet_pton(AF_INET, where.socket_host().c_str(), &numeric) != 1) continue;  // IPv4 only
     PsBulkClientOptions bulk;
     bulk.host = where.socket_host();
     bulk.port = port;
