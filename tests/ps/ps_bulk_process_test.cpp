@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <filesystem>
-#include <fstream>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -268,6 +268,7 @@ TEST(PsBulkProcess, APsProcessKilledDuringABulkPushIsNamedAtTheClient) {
   // Stopped, the ps process takes what the socket buffers hold and no more: the push is stuck
   // mid-transfer until the kill.
   ps.child.signal(SIGSTOP);
+  ASSERT_TRUE(all_threads_stopped(ps.child.pid()));
   std::string failure;
   std::thread pusher([&] {
     try {
@@ -368,4 +369,30 @@ TEST(PsBulkProcess, AStoppedPsProcessIsNamedAtTheTimeout) {
               "ps shard 'ps:0' serving variable 'w' did not answer within 1500 ms (bulk pull)");
   }
   ps.child.signal(SIGKILL);
+}
+
+TEST(PsBulkProcess, APsProcessKilledBeforeItAnswersABulkPullIsNamedAtTheClient) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  Client c(ps);
+  c.client->create(c.shard(), ps_create_msg{{"big", "", {}, {}}, pattern(int64_t(1) << 20, 7)});
+  c.client->read(c.shard(), "big");  // a bulk connection is open and idle in the pool
+  ps.child.signal(SIGSTOP);
+  ASSERT_TRUE(all_threads_stopped(ps.child.pid()));
+  std::string failure;
+  std::thread puller([&] {
+    try {
+      c.client->read(c.shard(), "big");
+      failure = "the pull succeeded";
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  });
+  // Whether the request is still being written or already waits for the reply, the kill
+  // closes the connection under it.
+  ps.child.signal(SIGKILL);
+  puller.join();
+  EXPECT_NE(failure.find("ps shard 'ps:0' (/job:ps/task:0 at 127.0.0.1:"), std::string::npos)
+      << failure;
+  EXPECT_NE(failure.find("serving variable 'big' went away"), std::string::npos) << failure;
 }
