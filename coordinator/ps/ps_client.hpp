@@ -1,7 +1,8 @@
 #pragma once
 // Blocking requests to ps_shard actors from a coordinator thread (outside any actor). A batch of
 // requests to several shards is sent at once and then awaited, so the shards work in parallel
-// (an embedding lookup gathers from every shard at the same time).
+// (an embedding lookup gathers from every shard at the same time). Large dense values of shards
+// in other processes can take their ps task's bulk connection instead (use_bulk).
 
 #include <chrono>
 #include <memory>
