@@ -1,5 +1,5 @@
 """Regenerates the peers section of docs/benchmarks.md (between the peers:begin / peers:end
-markers; appended when they are missing) and its two plots under docs/img/ from one results file
+markers; appended when they are missing) and its plots under docs/img/ from one results file
 of bench/peers/run_all.py. Text outside the markers (the analysis) is left alone.
 
   python3 bench/peers/report.py bench/results/<date>.json
@@ -33,6 +33,11 @@ MLP_NAMES = {
     "pytorch_single": "PyTorch, one process, threads = cores",
     "pytorch_single_1_thread": "PyTorch, one process, 1 thread",
     "pytorch_ddp": "PyTorch DDP (gloo), 2 ranks",
+}
+
+PS_NAMES = {
+    "troupe_bench_ps": "troupe bench ps: 2 `troupe server --job ps` processes, 2 worker clients",
+    "tensorflow_ps": "TensorFlow ParameterServerStrategy, in-process cluster, ClusterCoordinator",
 }
 
 
@@ -84,6 +89,66 @@ def plot_mlp(res, path):
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def ps_rows(r):
+    """rows/s of a ps entry: troupe's sit under "sparse", TensorFlow's at the top."""
+    return r.get("sparse", r).get("rows_per_s") if "error" not in r else None
+
+
+def plot_ps(res, path):
+    names = [n for n in PS_NAMES if ps_rows(res.get("ps", {}).get(n, {}))]
+    values = [ps_rows(res["ps"][n]) / 1e6 for n in names]
+    fig, ax = plt.subplots(figsize=(8, 2.4), dpi=100)
+    colors = ["tab:blue" if n.startswith("troupe") else "tab:gray" for n in names]
+    ax.barh([PS_NAMES[n].split(":")[0].split(",")[0] for n in names], values, color=colors)
+    for i, v in enumerate(values):
+        ax.text(v, i, f" {v:.2f} M", va="center", fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(values + [0.01]) * 1.15)
+    ax.set_xlabel("million rows/s, best round (higher is better)")
+    ax.set_title(f"Embedding 1M x 64, 2 ps, 2 workers, 1024 ids/step: {res['date']}", fontsize=10)
+    ax.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def ps_section(res):
+    ps, c = res.get("ps", {}), res.get("ps_comparison", {})
+    out = ["", "#### Parameter servers: sparse embedding updates", "",
+           "A 1,000,000 x 64 float32 embedding split over 2 ps, 2 workers, steps of 1024 "
+           "uniformly random ids: lookup, loss 0.5·Σrow²/1024, SGD (0.5) on the looked-up rows "
+           "only; the same initial values on both sides (v[i] = ((i·7919) mod 1000)/1000), "
+           "each side drawing its own ids. troupe: `troupe bench ps --json`'s sparse part "
+           "(2 `troupe server --job ps` child processes on 127.0.0.1, 2 worker threads, 200 "
+           "steps each). TensorFlow: `bench/peers/tf_ps.py`, ParameterServerStrategy over an "
+           "in-process cluster of 2 worker and 2 ps `tf.distribute.Server`s in a private "
+           "network namespace, FixedShardsPartitioner(2), a ClusterCoordinator scheduling "
+           "400 steps after 20 warm-up steps, the gradient of each part a tf.IndexedSlices "
+           "applied with scatter_sub. rows/s = steps x 1024 / wall time.", "",
+           "![ps rows/s](img/peers-ps.png)", "",
+           "| configuration | rows/s (best round) | every round | ms per step per worker | "
+           "mean loss |", "|---|---|---|---|---|"]
+    for name, label in PS_NAMES.items():
+        r = ps.get(name, {})
+        rows = ps_rows(r)
+        if not rows:
+            out.append(f"| {label} | {'failed' if 'error' in r else 'not run'} | | | |")
+            continue
+        body = r.get("sparse", r)
+        rounds = ", ".join(f"{x / 1e6:.2f} M" if x else "failed"
+                           for x in r.get("rounds_rows_per_s", []))
+        out.append(f"| {label} | {rows:,.0f} | {rounds} | {body['ms_per_step']:.2f} | "
+                   f"{body['loss_mean']:.4f} |")
+    if "ratio" in c:
+        out += ["", f"Ratio troupe / TensorFlow: **{c['ratio']:.2f}x**; mean losses "
+                f"{c['troupe_loss_mean']:.4f} and {c['tensorflow_loss_mean']:.4f} "
+                f"({c['loss_relative_diff'] * 100:.2f} % apart: "
+                + ("the same work)." if c["ok"] else "**more than 1 %: different work**).")]
+    elif "error" in c:
+        out += ["", f"No ratio in this run: {c['error']} (the error is in the results file)."]
+    return out
 
 
 def goal(ok):
@@ -181,6 +246,8 @@ def section(res, results_rel):
                 f"replicas reached "
                 + (f"{mlp['troupe_run_2']['examples_per_s'] / b2['examples_per_s']:.2f}x of it."
                    if "examples_per_s" in mlp.get("troupe_run_2", {}) else "– (failed).")]
+    if "ps" in res:
+        out += ps_section(res)
     # The goals set for this comparison.
     out += ["", "#### Goals", "",
             "| goal | this run | status |", "|---|---|---|"]
@@ -205,6 +272,10 @@ def section(res, results_rel):
         x = tp[big]["busbw_gbps"] / mp[big]["busbw_gbps"]
         out.append(f"| cross-process all-reduce 64 MiB busbw >= OpenMPI | {x:.2f}x | "
                    f"{goal(x >= 1)} |")
+    pc = res.get("ps_comparison", {})
+    if "ratio" in pc:
+        out.append(f"| `troupe bench ps` sparse rows/s >= 2x TensorFlow ParameterServerStrategy "
+                   f"| {pc['ratio']:.2f}x | {goal(pc['goal_2x_met'])} |")
     if not res.get("loss_checks_ok"):
         out += ["", "**Loss check failed in this run** (see `loss_checks` in the results file)."]
     out += ["", END]
@@ -220,6 +291,8 @@ def main():
     os.makedirs(img, exist_ok=True)
     plot_busbw(res, os.path.join(img, "peers-busbw.png"))
     plot_mlp(res, os.path.join(img, "peers-mlp.png"))
+    if "ps" in res:
+        plot_ps(res, os.path.join(img, "peers-ps.png"))
     text = open(DOC).read()
     new = section(res, os.path.relpath(path, REPO))
     if BEGIN in text and END in text:
