@@ -14,7 +14,7 @@ loss_mean up to the sampling of the ids.
 TensorFlow's gRPC servers bind 0.0.0.0, so the whole cluster runs in a private network namespace
 (`unshare -n`, loopback up): nothing outside can reach it. Prints one JSON object.
 
-  python tf_ps.py [--steps-per-worker 200] [--warmup-steps 20]
+  python tf_ps.py [--steps-per-worker 200] [--warmup-steps 20] [--steps-per-function 1]
 """
 import argparse
 import json
@@ -38,6 +38,9 @@ def parse_args(argv):
                     help="timed steps = this x 2 workers (troupe bench ps --steps)")
     ap.add_argument("--warmup-steps", type=int, default=20,
                     help="steps scheduled and joined before timing (tracing, connections)")
+    ap.add_argument("--steps-per-function", type=int, default=1,
+                    help="steps in one scheduled tf.function (a loop on the worker; Keras calls "
+                         "it steps_per_execution): fewer coordinator round trips per step")
     ap.add_argument("--in-namespace", action="store_true",
                     help="already inside a private network namespace: run the cluster here")
     args = ap.parse_args(argv)
@@ -46,24 +49,37 @@ def parse_args(argv):
     if args.warmup_steps < 1:
         ap.error(f"--warmup-steps must be >= 1 (the first step traces the function), "
                  f"got {args.warmup_steps}")
+    k = args.steps_per_function
+    if k < 1:
+        ap.error(f"--steps-per-function must be >= 1, got {k}")
+    for name, steps in (("--steps-per-worker", args.steps_per_worker),
+                        ("--warmup-steps", args.warmup_steps)):
+        if steps % k:
+            ap.error(f"{name} {steps} is not a multiple of --steps-per-function {k}")
     return args
 
 
-def summarize(steps_per_worker, seconds, losses, version, inter_op_threads):
-    """The JSON object this script prints, from the timed steps' wall time and losses; its
-    fields mean what `troupe bench ps --json`'s "sparse" fields mean (ms_per_step: wall time per
-    step of one worker, as WORKERS steps run at once)."""
+def summarize(steps_per_worker, steps_per_function, seconds, losses, version,
+              inter_op_threads):
+    """The JSON object this script prints, from the timed steps' wall time and the losses of the
+    scheduled functions (each the mean of its steps); its fields mean what `troupe bench ps
+    --json`'s "sparse" fields mean (ms_per_step: wall time per step of one worker, as WORKERS
+    steps run at once)."""
     timed_steps = WORKERS * steps_per_worker
     if steps_per_worker < 1 or seconds <= 0:
         raise ValueError(f"tf_ps: no timed work to summarize (steps={timed_steps}, "
                          f"seconds={seconds})")
-    if len(losses) != timed_steps:
-        raise ValueError(f"tf_ps: {len(losses)} losses fetched for {timed_steps} timed steps")
+    functions = timed_steps // steps_per_function
+    if len(losses) != functions:
+        raise ValueError(f"tf_ps: {len(losses)} losses fetched for {functions} scheduled "
+                         f"functions of {steps_per_function} step(s)")
     return {
         "peer": "tensorflow",
         "config": f"ParameterServerStrategy, in-process cluster ({WORKERS} workers, {PS} ps, "
                   f"gRPC in a private network namespace), FixedShardsPartitioner({PS}), "
-                  f"ClusterCoordinator, worker inter-op threads {inter_op_threads}",
+                  f"ClusterCoordinator, {steps_per_function} step(s) per scheduled function, "
+                  f"worker inter-op threads {inter_op_threads}",
+        "steps_per_function": steps_per_function,
         "version": "tensorflow " + version,
         "rows": ROWS, "dim": DIM, "ps": PS, "workers": WORKERS, "ids_per_step": IDS_PER_STEP,
         "steps_per_worker": steps_per_worker, "timed_steps": timed_steps, "seconds": seconds,
@@ -149,33 +165,43 @@ def run_cluster(args):
                            f"{ROWS} rows")
     check_initial_rows(tf, embedding)
 
+    def one_step():
+        ids = tf.random.uniform([IDS_PER_STEP], maxval=ROWS, dtype=tf.int64)
+        with tf.GradientTape() as tape:
+            looked_up = tf.nn.embedding_lookup(embedding, ids)
+            loss = 0.5 * tf.reduce_sum(tf.square(looked_up)) / IDS_PER_STEP
+        for part, grad in zip(embedding.variables, tape.gradient(loss, embedding.variables)):
+            if not isinstance(grad, tf.IndexedSlices):
+                raise TypeError(f"tf_ps: the gradient of {part.name} is dense ({type(grad)}): "
+                                "the step would update every row")
+            part.scatter_sub(tf.IndexedSlices(LEARNING_RATE * grad.values, grad.indices,
+                                              grad.dense_shape))
+        return loss
+
+    k = args.steps_per_function
+
     @tf.function
-    def step():
+    def steps():
         def replica_fn():
-            ids = tf.random.uniform([IDS_PER_STEP], maxval=ROWS, dtype=tf.int64)
-            with tf.GradientTape() as tape:
-                looked_up = tf.nn.embedding_lookup(embedding, ids)
-                loss = 0.5 * tf.reduce_sum(tf.square(looked_up)) / IDS_PER_STEP
-            for part, grad in zip(embedding.variables, tape.gradient(loss, embedding.variables)):
-                if not isinstance(grad, tf.IndexedSlices):
-                    raise TypeError(f"tf_ps: the gradient of {part.name} is dense ({type(grad)})"
-                                    ": the step would update every row")
-                part.scatter_sub(tf.IndexedSlices(LEARNING_RATE * grad.values, grad.indices,
-                                                  grad.dense_shape))
-            return loss
+            if k == 1:
+                return one_step()
+            total = tf.constant(0.0)
+            for _ in tf.range(k):  # a while loop on the worker; each step sees the last's update
+                total += one_step()
+            return total / k
         return strategy.run(replica_fn)
 
-    for _ in range(args.warmup_steps):
-        coordinator.schedule(step)
+    for _ in range(args.warmup_steps // k):
+        coordinator.schedule(steps)
     coordinator.join()
-    timed = WORKERS * args.steps_per_worker
+    timed_functions = WORKERS * args.steps_per_worker // k
     start = time.perf_counter()
-    results = [coordinator.schedule(step) for _ in range(timed)]
+    results = [coordinator.schedule(steps) for _ in range(timed_functions)]
     coordinator.join()
     seconds = time.perf_counter() - start
     losses = [float(r.fetch()) for r in results]
-    print(json.dumps(summarize(args.steps_per_worker, seconds, losses, tf.__version__, inter_op or os.cpu_count())),
-          flush=True)
+    print(json.dumps(summarize(args.steps_per_worker, k, seconds, losses, tf.__version__,
+                               inter_op or os.cpu_count())), flush=True)
     del servers  # kept alive until here: the cluster lives as long as these objects
 
 
@@ -187,7 +213,8 @@ def main(argv=None):
     else:
         os.execvp("unshare", ["unshare", "-n", "--", sys.executable, os.path.abspath(__file__),
                               "--in-namespace", "--steps-per-worker", str(args.steps_per_worker),
-                              "--warmup-steps", str(args.warmup_steps)])
+                              "--warmup-steps", str(args.warmup_steps),
+                              "--steps-per-function", str(args.steps_per_function)])
 
 
 if __name__ == "__main__":
