@@ -286,6 +286,13 @@ def main():
         "tensorflow_ps_8": lambda: last_json(sh([VENV_PYTHON, os.path.join(HERE, "tf_ps.py"),
                                                  "--steps-per-function", "8",
                                                  "--warmup-steps", "16"])),
+        # The same with a process per task, as a real cluster runs (the tutorial's in-process
+        # cluster shares one process among the 4 servers and the coordinator).
+        "tensorflow_ps_8_processes": lambda: last_json(sh([VENV_PYTHON,
+                                                           os.path.join(HERE, "tf_ps.py"),
+                                                           "--steps-per-function", "8",
+                                                           "--warmup-steps", "16",
+                                                           "--tasks", "processes"])),
     }
     runs, loads = {}, [os.getloadavg()[0]]
     for rnd in range(args.rounds):

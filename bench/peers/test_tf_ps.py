@@ -34,7 +34,8 @@ def parse_error(argv):
 def check_arguments():
     args = tf_ps.parse_args([])
     expect(args.steps_per_worker == 200 and args.warmup_steps == 20 and
-           args.steps_per_function == 1 and not args.in_namespace,
+           args.steps_per_function == 1 and args.tasks == "in-process" and
+           not args.in_namespace,
            f"defaults must be troupe bench ps's 200 steps per worker, 20 warm-up, 1 step per "
            f"function: {args}")
     args = tf_ps.parse_args(["--steps-per-worker", "16", "--warmup-steps", "8",
@@ -59,6 +60,11 @@ def check_arguments():
     expect(got and got[0] == 2 and
            "--warmup-steps 20 is not a multiple of --steps-per-function 8" in got[1],
            f"a warm-up that does not fill whole functions must be refused by name: {got}")
+    got = parse_error(["--tasks", "threads"])
+    expect(got and got[0] == 2 and "invalid choice: 'threads'" in got[1],
+           f"an unknown --tasks must be refused by name: {got}")
+    expect(tf_ps.parse_args(["--tasks", "processes"]).tasks == "processes",
+           "--tasks processes must parse")
     got = parse_error(["--steps-per-worker", "many"])
     expect(got and got[0] == 2 and "invalid int value: 'many'" in got[1],
            f"a non-number must be refused by name: {got}")
@@ -75,6 +81,11 @@ def check_output():
     expect("inter-op threads 3" in out["config"] and out["version"] == "tensorflow 2.21.0" and
            "1 step(s) per scheduled function" in out["config"],
            f"the configuration and version are recorded: {out}")
+    expect(out["tasks"] == "in-process" and "in-process cluster" in out["config"],
+           f"the in-process cluster is the default and is named: {out}")
+    procs = tf_ps.summarize(200, 1, 4.0, [10.5] * 400, "2.21.0", 3, "processes")
+    expect(procs["tasks"] == "processes" and "a process per task" in procs["config"],
+           f"a process per task is named: {procs}")
     out8 = tf_ps.summarize(200, 8, 4.0, [10.5] * 25 + [10.7] * 25, "2.21.0", 3)
     expect(out8["rows_per_s"] == out["rows_per_s"] and out8["steps_per_function"] == 8 and
            abs(out8["loss_mean"] - 10.6) < 1e-12,

@@ -15,6 +15,7 @@ TensorFlow's gRPC servers bind 0.0.0.0, so the whole cluster runs in a private n
 (`unshare -n`, loopback up): nothing outside can reach it. Prints one JSON object.
 
   python tf_ps.py [--steps-per-worker 200] [--warmup-steps 20] [--steps-per-function 1]
+                  [--tasks in-process|processes]
 """
 import argparse
 import json
@@ -41,6 +42,11 @@ def parse_args(argv):
     ap.add_argument("--steps-per-function", type=int, default=1,
                     help="steps in one scheduled tf.function (a loop on the worker; Keras calls "
                          "it steps_per_execution): fewer coordinator round trips per step")
+    ap.add_argument("--tasks", choices=["in-process", "processes"], default="in-process",
+                    help="the 2 workers and 2 ps as servers in this process (the tutorial's "
+                         "in-process cluster) or one process each")
+    ap.add_argument("--serve", help=argparse.SUPPRESS)  # JOB:INDEX, a --tasks processes child
+    ap.add_argument("--cluster-json", help=argparse.SUPPRESS)
     ap.add_argument("--in-namespace", action="store_true",
                     help="already inside a private network namespace: run the cluster here")
     args = ap.parse_args(argv)
@@ -60,7 +66,7 @@ def parse_args(argv):
 
 
 def summarize(steps_per_worker, steps_per_function, seconds, losses, version,
-              inter_op_threads):
+              inter_op_threads, tasks="in-process"):
     """The JSON object this script prints, from the timed steps' wall time and the losses of the
     scheduled functions (each the mean of its steps); its fields mean what `troupe bench ps
     --json`'s "sparse" fields mean (ms_per_step: wall time per step of one worker, as WORKERS
@@ -75,11 +81,13 @@ def summarize(steps_per_worker, steps_per_function, seconds, losses, version,
                          f"functions of {steps_per_function} step(s)")
     return {
         "peer": "tensorflow",
-        "config": f"ParameterServerStrategy, in-process cluster ({WORKERS} workers, {PS} ps, "
+        "config": f"ParameterServerStrategy, "
+                  + ("in-process cluster" if tasks == "in-process" else "a process per task")
+                  + f" ({WORKERS} workers, {PS} ps, "
                   f"gRPC in a private network namespace), FixedShardsPartitioner({PS}), "
                   f"ClusterCoordinator, {steps_per_function} step(s) per scheduled function, "
                   f"worker inter-op threads {inter_op_threads}",
-        "steps_per_function": steps_per_function,
+        "steps_per_function": steps_per_function, "tasks": tasks,
         "version": "tensorflow " + version,
         "rows": ROWS, "dim": DIM, "ps": PS, "workers": WORKERS, "ids_per_step": IDS_PER_STEP,
         "steps_per_worker": steps_per_worker, "timed_steps": timed_steps, "seconds": seconds,
@@ -120,6 +128,60 @@ def check_initial_rows(tf, embedding):
                                f"formula gives {want[:4]}...")
 
 
+def worker_inter_op_threads():
+    """As create_in_process_cluster in the tutorial: a worker runs scheduled functions
+    concurrently and needs at least workers + 1 inter-op threads on a small machine; 0 keeps
+    TensorFlow's default (one per core)."""
+    return WORKERS + 1 if os.cpu_count() < WORKERS + 1 else 0
+
+
+def make_server(tf, cluster, job, index):
+    config = None
+    if job == "worker" and worker_inter_op_threads():
+        config = tf.compat.v1.ConfigProto()
+        config.inter_op_parallelism_threads = worker_inter_op_threads()
+    return tf.distribute.Server(cluster, job_name=job, task_index=index, config=config,
+                                protocol="grpc")
+
+
+def serve(args):
+    """One task of the multi-process cluster: its server, until the coordinator's process ends
+    it."""
+    import tensorflow as tf
+    job, index = args.serve.split(":")
+    server = make_server(tf, tf.train.ClusterSpec(json.loads(args.cluster_json)), job,
+                         int(index))
+    print("ready", flush=True)
+    server.join()
+
+
+def start_task_processes(cluster_dict):
+    """The --tasks processes cluster: one child per worker and ps, each `tf_ps.py --serve`;
+    returns them once every one has said it serves."""
+    children = []
+    for job in ("worker", "ps"):
+        for i in range(len(cluster_dict[job])):
+            children.append(subprocess.Popen(
+                [sys.executable, os.path.abspath(__file__), "--serve", f"{job}:{i}",
+                 "--cluster-json", json.dumps(cluster_dict)],
+                stdout=subprocess.PIPE, text=True))
+    for child in children:
+        line = child.stdout.readline()  # TensorFlow's import and the server: seconds
+        if line.strip() != "ready":
+            stop_task_processes(children)
+            raise RuntimeError(f"tf_ps: task {' '.join(child.args[2:4])} did not start "
+                               f"(exit status {child.poll()})")
+    return children
+
+
+def stop_task_processes(children):
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+    for child in children:
+        child.wait(timeout=60)
+
+
 def run_cluster(args):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     # The tutorial's setting: a worker's failing RPC returns to the coordinator at once.
@@ -127,21 +189,23 @@ def run_cluster(args):
     import tensorflow as tf
 
     ports = loopback_ports(WORKERS + PS)
-    cluster = tf.train.ClusterSpec({
-        "worker": [f"127.0.0.1:{p}" for p in ports[:WORKERS]],
-        "ps": [f"127.0.0.1:{p}" for p in ports[WORKERS:]]})
-    # As create_in_process_cluster in the tutorial: each worker runs a function at a time per
-    # scheduled step, and needs at least workers + 1 inter-op threads on a small machine.
-    worker_config = tf.compat.v1.ConfigProto()
-    inter_op = 0  # TensorFlow's default: one per core
-    if os.cpu_count() < WORKERS + 1:
-        inter_op = WORKERS + 1
-        worker_config.inter_op_parallelism_threads = inter_op
-    servers = [tf.distribute.Server(cluster, job_name="worker", task_index=i,
-                                    config=worker_config, protocol="grpc")
-               for i in range(WORKERS)]
-    servers += [tf.distribute.Server(cluster, job_name="ps", task_index=i, protocol="grpc")
-                for i in range(PS)]
+    cluster_dict = {"worker": [f"127.0.0.1:{p}" for p in ports[:WORKERS]],
+                    "ps": [f"127.0.0.1:{p}" for p in ports[WORKERS:]]}
+    cluster = tf.train.ClusterSpec(cluster_dict)
+    children, servers = [], []
+    if args.tasks == "processes":
+        children = start_task_processes(cluster_dict)
+    else:  # the tutorial's create_in_process_cluster
+        servers = [make_server(tf, cluster, job, i) for job in ("worker", "ps")
+                   for i in range(len(cluster_dict[job]))]
+    try:
+        measure(tf, args, cluster)
+    finally:
+        stop_task_processes(children)
+    del servers  # kept alive until here: the in-process cluster lives as long as these objects
+
+
+def measure(tf, args, cluster):
     resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(cluster, rpc_layer="grpc")
     strategy = tf.distribute.ParameterServerStrategy(
         resolver,
@@ -201,20 +265,23 @@ def run_cluster(args):
     seconds = time.perf_counter() - start
     losses = [float(r.fetch()) for r in results]
     print(json.dumps(summarize(args.steps_per_worker, k, seconds, losses, tf.__version__,
-                               inter_op or os.cpu_count())), flush=True)
-    del servers  # kept alive until here: the cluster lives as long as these objects
+                               worker_inter_op_threads() or os.cpu_count(), args.tasks)),
+          flush=True)
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if args.in_namespace:
+    if args.serve:
+        serve(args)
+    elif args.in_namespace:
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
         run_cluster(args)
     else:
         os.execvp("unshare", ["unshare", "-n", "--", sys.executable, os.path.abspath(__file__),
                               "--in-namespace", "--steps-per-worker", str(args.steps_per_worker),
                               "--warmup-steps", str(args.warmup_steps),
-                              "--steps-per-function", str(args.steps_per_function)])
+                              "--steps-per-function", str(args.steps_per_function),
+                              "--tasks", args.tasks])
 
 
 if __name__ == "__main__":
