@@ -45,6 +45,11 @@ PS_NAMES = {
                                  "function, a process per task",
 }
 
+PS_SHORT = {"troupe_bench_ps": "troupe bench ps",
+            "tensorflow_ps": "TensorFlow PS, 1 step/function",
+            "tensorflow_ps_8": "TensorFlow PS, 8 steps/function",
+            "tensorflow_ps_8_processes": "TensorFlow PS, 8 steps/function, processes"}
+
 
 def size_name(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
@@ -106,11 +111,7 @@ def plot_ps(res, path):
     values = [ps_rows(res["ps"][n]) / 1e6 for n in names]
     fig, ax = plt.subplots(figsize=(8, 2.4), dpi=100)
     colors = ["tab:blue" if n.startswith("troupe") else "tab:gray" for n in names]
-    short = {"troupe_bench_ps": "troupe bench ps",
-             "tensorflow_ps": "TensorFlow PS, 1 step/function",
-             "tensorflow_ps_8": "TensorFlow PS, 8 steps/function",
-             "tensorflow_ps_8_processes": "TensorFlow PS, 8 steps/function, processes"}
-    ax.barh([short[n] for n in names], values, color=colors)
+    ax.barh([PS_SHORT[n] for n in names], values, color=colors)
     for i, v in enumerate(values):
         ax.text(v, i, f" {v:.2f} M", va="center", fontsize=8)
     ax.invert_yaxis()
@@ -158,7 +159,7 @@ def ps_section(res):
     if "ratio" in c:
         worst = max(c["loss_relative_diff"].values())
         out += ["", f"Ratio troupe / TensorFlow's best configuration "
-                f"({PS_NAMES[c['tensorflow_best']].split(', ', 1)[-1]}): **{c['ratio']:.2f}x**. "
+                f"({PS_SHORT[c['tensorflow_best']]}): **{c['ratio']:.2f}x**. "
                 f"Mean losses at most {worst * 100:.2f} % apart from troupe's "
                 f"{c['troupe_loss_mean']:.4f} ("
                 + ("the same work; the ids differ)." if c["ok"]
