@@ -11,6 +11,11 @@ troupe's initial values (v[i] = ((i * 7919) % 1000) / 1000 over the flattened in
 building its own part) and learning rate (0.5), so the mean loss matches `troupe bench ps`'s
 loss_mean up to the sampling of the ids.
 
+--steps-per-function K runs K steps in one scheduled tf.function (a loop on the worker, what
+Keras calls steps_per_execution): one coordinator dispatch per K steps. --tasks processes gives
+each worker and ps a process of its own (`tf_ps.py --serve JOB:INDEX` children, ended when the
+measurement is done) instead of the tutorial's in-process cluster.
+
 TensorFlow's gRPC servers bind 0.0.0.0, so the whole cluster runs in a private network namespace
 (`unshare -n`, loopback up): nothing outside can reach it. Prints one JSON object.
 
