@@ -1,5 +1,5 @@
 """Regenerates the peers section of docs/benchmarks.md (between the peers:begin / peers:end
-markers; appended when they are missing) and its two plots under docs/img/ from one results file
+markers; appended when they are missing) and its plots under docs/img/ from one results file
 of bench/peers/run_all.py. Text outside the markers (the analysis) is left alone.
 
   python3 bench/peers/report.py bench/results/<date>.json
@@ -34,6 +34,21 @@ MLP_NAMES = {
     "pytorch_single_1_thread": "PyTorch, one process, 1 thread",
     "pytorch_ddp": "PyTorch DDP (gloo), 2 ranks",
 }
+
+PS_NAMES = {
+    "troupe_bench_ps": "troupe bench ps: 2 `troupe server --job ps` processes, 2 worker clients",
+    "tensorflow_ps": "TensorFlow ParameterServerStrategy, in-process cluster, ClusterCoordinator, "
+                     "1 step per scheduled function",
+    "tensorflow_ps_8": "TensorFlow ParameterServerStrategy, as above, 8 steps per scheduled "
+                       "function",
+    "tensorflow_ps_8_processes": "TensorFlow ParameterServerStrategy, 8 steps per scheduled "
+                                 "function, a process per task",
+}
+
+PS_SHORT = {"troupe_bench_ps": "troupe bench ps",
+            "tensorflow_ps": "TensorFlow PS, 1 step/function",
+            "tensorflow_ps_8": "TensorFlow PS, 8 steps/function",
+            "tensorflow_ps_8_processes": "TensorFlow PS, 8 steps/function, processes"}
 
 
 def size_name(b):
@@ -84,6 +99,74 @@ def plot_mlp(res, path):
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def ps_rows(r):
+    """rows/s of a ps entry: troupe's sit under "sparse", TensorFlow's at the top."""
+    return r.get("sparse", r).get("rows_per_s") if "error" not in r else None
+
+
+def plot_ps(res, path):
+    names = [n for n in PS_NAMES if ps_rows(res.get("ps", {}).get(n, {}))]
+    values = [ps_rows(res["ps"][n]) / 1e6 for n in names]
+    fig, ax = plt.subplots(figsize=(8, 2.4), dpi=100)
+    colors = ["tab:blue" if n.startswith("troupe") else "tab:gray" for n in names]
+    ax.barh([PS_SHORT[n] for n in names], values, color=colors)
+    for i, v in enumerate(values):
+        ax.text(v, i, f" {v:.2f} M", va="center", fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(values + [0.01]) * 1.15)
+    ax.set_xlabel("million rows/s, best round (higher is better)")
+    ax.set_title(f"Embedding 1M x 64, 2 ps, 2 workers, 1024 ids/step: {res['date']}", fontsize=10)
+    ax.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def ps_section(res):
+    ps, c = res.get("ps", {}), res.get("ps_comparison", {})
+    out = ["", "#### Parameter servers: sparse embedding updates", "",
+           "A 1,000,000 x 64 float32 embedding split over 2 ps, 2 workers, steps of 1024 "
+           "uniformly random ids: lookup, loss 0.5·Σrow²/1024, SGD (0.5) on the looked-up rows "
+           "only; the same initial values on both sides (v[i] = ((i·7919) mod 1000)/1000), "
+           "each side drawing its own ids. troupe: `troupe bench ps --json`'s sparse part "
+           "(2 `troupe server --job ps` child processes on 127.0.0.1, 2 worker threads, 200 "
+           "steps each). TensorFlow: `bench/peers/tf_ps.py`, ParameterServerStrategy over an "
+           "in-process cluster of 2 worker and 2 ps `tf.distribute.Server`s in a private "
+           "network namespace, FixedShardsPartitioner(2), a ClusterCoordinator scheduling "
+           "400 steps after the warm-up, one step per scheduled function or 8 (a loop on the "
+           "worker, what Keras calls steps_per_execution), the gradient of each part a "
+           "tf.IndexedSlices applied with scatter_sub; with 8, also with a process per task "
+           "(`--tasks processes`) instead of the in-process cluster; the worker servers' "
+           "inter-op threads "
+           "raised to workers + 1 on a machine with fewer cores, as the tutorial's "
+           "in-process cluster does. rows/s = steps x 1024 / wall time.", "",
+           "![ps rows/s](img/peers-ps.png)", "",
+           "| configuration | rows/s (best round) | every round | ms per step per worker | "
+           "mean loss |", "|---|---|---|---|---|"]
+    for name, label in PS_NAMES.items():
+        r = ps.get(name, {})
+        rows = ps_rows(r)
+        if not rows:
+            out.append(f"| {label} | {'failed' if 'error' in r else 'not run'} | | | |")
+            continue
+        body = r.get("sparse", r)
+        rounds = ", ".join(f"{x / 1e6:.2f} M" if x else "failed"
+                           for x in r.get("rounds_rows_per_s", []))
+        out.append(f"| {label} | {rows:,.0f} | {rounds} | {body['ms_per_step']:.2f} | "
+                   f"{body['loss_mean']:.4f} |")
+    if "ratio" in c:
+        worst = max(c["loss_relative_diff"].values())
+        out += ["", f"Ratio troupe / TensorFlow's best configuration "
+                f"({PS_SHORT[c['tensorflow_best']]}): **{c['ratio']:.2f}x**. "
+                f"Mean losses at most {worst * 100:.2f} % apart from troupe's "
+                f"{c['troupe_loss_mean']:.4f} ("
+                + ("the same work; the ids differ)." if c["ok"]
+                   else "**more than 1 %: different work**).")]
+    elif "error" in c:
+        out += ["", f"No ratio in this run: {c['error']} (the error is in the results file)."]
+    return out
 
 
 def goal(ok):
@@ -181,6 +264,8 @@ def section(res, results_rel):
                 f"replicas reached "
                 + (f"{mlp['troupe_run_2']['examples_per_s'] / b2['examples_per_s']:.2f}x of it."
                    if "examples_per_s" in mlp.get("troupe_run_2", {}) else "– (failed).")]
+    if "ps" in res:
+        out += ps_section(res)
     # The goals set for this comparison.
     out += ["", "#### Goals", "",
             "| goal | this run | status |", "|---|---|---|"]
@@ -205,6 +290,10 @@ def section(res, results_rel):
         x = tp[big]["busbw_gbps"] / mp[big]["busbw_gbps"]
         out.append(f"| cross-process all-reduce 64 MiB busbw >= OpenMPI | {x:.2f}x | "
                    f"{goal(x >= 1)} |")
+    pc = res.get("ps_comparison", {})
+    if "ratio" in pc:
+        out.append(f"| `troupe bench ps` sparse rows/s >= 2x TensorFlow ParameterServerStrategy's "
+                   f"best | {pc['ratio']:.2f}x | {goal(pc['goal_2x_met'])} |")
     if not res.get("loss_checks_ok"):
         out += ["", "**Loss check failed in this run** (see `loss_checks` in the results file)."]
     out += ["", END]
@@ -220,6 +309,8 @@ def main():
     os.makedirs(img, exist_ok=True)
     plot_busbw(res, os.path.join(img, "peers-busbw.png"))
     plot_mlp(res, os.path.join(img, "peers-mlp.png"))
+    if "ps" in res:
+        plot_ps(res, os.path.join(img, "peers-ps.png"))
     text = open(DOC).read()
     new = section(res, os.path.relpath(path, REPO))
     if BEGIN in text and END in text:

@@ -7,9 +7,13 @@ hits every configuration alike; the best round of each is reported, as `troupe b
     (`troupe bench allreduce`), troupe across 2 processes (`--processes 2`), gloo, OpenMPI,
     TensorFlow's collective all-reduce;
   - the MLP of mlp_spec.json: `troupe run` with 1 and 2 replicas, `troupe bench train`,
-    TensorFlow without a strategy and with MirroredStrategy, PyTorch in one process and DDP.
+    TensorFlow without a strategy and with MirroredStrategy, PyTorch in one process and DDP;
+  - parameter servers, the sparse embedding work (1M x 64 over 2 ps, 2 workers, 1024 ids per
+    step): `troupe bench ps --json`'s sparse part and TensorFlow's ParameterServerStrategy with an
+    in-process cluster (tf_ps.py).
 Every MLP peer's first and final window losses must equal troupe's 1-replica run within the
-spec's tolerance; otherwise the run still writes its results, then exits with status 1.
+spec's tolerance, and TensorFlow's mean ps loss troupe's within PS_LOSS_TOLERANCE; otherwise the
+run still writes its results, then exits with status 1.
 """
 import argparse
 import datetime
@@ -28,6 +32,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 VENV_PYTHON = os.path.join(HERE, ".venv", "bin", "python")
 DEBIAN_PYTHON = "/usr/bin/python3"
 SIZES_ARG = "4KiB,1MiB,64MiB"
+# The two sides draw different random ids, so their mean losses (about 10.65 from the same initial
+# values) differ by sampling only: ~0.1 % over 400 x 1024 rows. 1 % catches different work (other
+# initial values, a dense update, a wrong learning rate) without failing on sampling.
+PS_LOSS_TOLERANCE = 0.01
 
 
 def log(msg):
@@ -186,6 +194,30 @@ def check_losses(mlp, spec):
     return checks, failed
 
 
+def ps_comparison(ps):
+    """troupe bench ps's sparse rows/s against TensorFlow's best ParameterServerStrategy
+    configuration (best rounds), the issue's goal (troupe >= 2x), and the mean losses of both
+    (the same work gives the same mean within PS_LOSS_TOLERANCE; every TensorFlow configuration
+    is checked). Returns (comparison, failed): a side that failed or did not run gives no ratio
+    but, as a failed MLP peer, does not fail the run; its error is in its own entry."""
+    t = ps.get("troupe_bench_ps", {})
+    tf = {n: r for n, r in ps.items() if n.startswith("tensorflow_ps") and "rows_per_s" in r}
+    missing = ([] if "rows_per_s" in t.get("sparse", {}) else ["troupe_bench_ps"]) + (
+        [] if tf else ["tensorflow_ps"])
+    if missing:
+        return {"error": "no result from " + ", ".join(missing)}, False
+    trows, tloss = t["sparse"]["rows_per_s"], t["sparse"]["loss_mean"]
+    best_name = max(tf, key=lambda n: tf[n]["rows_per_s"])
+    frows = tf[best_name]["rows_per_s"]
+    diffs = {n: abs(tloss - r["loss_mean"]) / abs(tloss) for n, r in tf.items()}
+    ok = all(d <= PS_LOSS_TOLERANCE for d in diffs.values())
+    return {"troupe_rows_per_s": trows, "tensorflow_best": best_name,
+            "tensorflow_rows_per_s": frows, "ratio": trows / frows,
+            "goal_2x_met": trows >= 2 * frows, "troupe_loss_mean": tloss,
+            "tensorflow_loss_mean": {n: r["loss_mean"] for n, r in tf.items()},
+            "loss_relative_diff": diffs, "ok": ok}, not ok
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--troupe", default=os.path.join(REPO, "build", "bin", "troupe"))
@@ -201,6 +233,7 @@ def main():
     log("checking the rebuilt data and weights against troupe's, and this script's checks")
     sh([DEBIAN_PYTHON, os.path.join(HERE, "test_troupe_data.py")])
     sh([DEBIAN_PYTHON, os.path.join(HERE, "test_run_all.py")])
+    sh([DEBIAN_PYTHON, os.path.join(HERE, "test_tf_ps.py")])
     log("generating the MLP data set (cached)")
     sh([DEBIAN_PYTHON, "-c", f"import sys; sys.path.insert(0, {HERE!r}); import json, "
         f"troupe_data; troupe_data.mlp_workload(json.load(open({os.path.join(HERE, 'mlp_spec.json')!r})), {cache!r})"])
@@ -245,14 +278,30 @@ def main():
                                              "--ranks", "2", "--spec", spec_path,
                                              "--cache", cache])),
     }
+    ps = {
+        "troupe_bench_ps": lambda: last_json(sh([t, "bench", "ps", "--json"])),
+        "tensorflow_ps": lambda: last_json(sh([VENV_PYTHON, os.path.join(HERE, "tf_ps.py")])),
+        # The tutorial's advice for small steps: several per scheduled function (8, as the MLP
+        # peers run 8 steps per call), fewer coordinator round trips.
+        "tensorflow_ps_8": lambda: last_json(sh([VENV_PYTHON, os.path.join(HERE, "tf_ps.py"),
+                                                 "--steps-per-function", "8",
+                                                 "--warmup-steps", "16"])),
+        # The same with a process per task, as a real cluster runs (the tutorial's in-process
+        # cluster shares one process among the 4 servers and the coordinator).
+        "tensorflow_ps_8_processes": lambda: last_json(sh([VENV_PYTHON,
+                                                           os.path.join(HERE, "tf_ps.py"),
+                                                           "--steps-per-function", "8",
+                                                           "--warmup-steps", "16",
+                                                           "--tasks", "processes"])),
+    }
     runs, loads = {}, [os.getloadavg()[0]]
     for rnd in range(args.rounds):
         log(f"round {rnd + 1} of {args.rounds}")
-        for name, fn in list(allreduce.items()) + list(mlp.items()):
+        for name, fn in list(allreduce.items()) + list(mlp.items()) + list(ps.items()):
             if not only or name in only:
                 measure(name, fn, runs, loads)
 
-    results = {"allreduce": {}, "mlp": {}}
+    results = {"allreduce": {}, "mlp": {}, "ps": {}}
     for name in allreduce:
         if name in runs:
             r = best_allreduce(runs[name])
@@ -268,7 +317,16 @@ def main():
                 results["mlp"][name] = best(runs[name], lambda r: r["examples_per_s"])
                 results["mlp"][name]["rounds_examples_per_s"] = [
                     r.get("examples_per_s") for r in runs[name]]
-    checks, failed = check_losses(results["mlp"], spec)
+    for name in ps:
+        if name in runs:
+            rows = (lambda r: r["sparse"]["rows_per_s"]) if name.startswith("troupe") else (
+                lambda r: r["rows_per_s"])
+            results["ps"][name] = best(runs[name], rows)
+            results["ps"][name]["rounds_rows_per_s"] = [
+                rows(r) if "error" not in r else None for r in runs[name]]
+    # `--only` without the MLP (the ps peers alone) has no losses to check, which is no mismatch.
+    checks, failed = check_losses(results["mlp"], spec) if results["mlp"] else ([], False)
+    comparison, ps_failed = ps_comparison(results["ps"]) if results["ps"] else ({}, False)
     finished = datetime.datetime.now(datetime.timezone.utc)
     doc = {
         "date": started.strftime("%Y-%m-%d"), "started_utc": started.isoformat(timespec="seconds"),
@@ -277,7 +335,8 @@ def main():
         "rounds": args.rounds, "machine": machine_facts(), "versions": tools,
         "load_average_1min": {"min": min(loads), "max": max(loads),
                               "mean": sum(loads) / len(loads)},
-        "mlp_spec": spec, "loss_checks": checks, "loss_checks_ok": not failed, **results,
+        "mlp_spec": spec, "loss_checks": checks, "loss_checks_ok": not failed,
+        "ps_comparison": comparison, **results,
     }
     out = args.out or os.path.join(REPO, "bench", "results", doc["date"] + ".json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -285,10 +344,12 @@ def main():
         json.dump(doc, f, indent=1)
         f.write("\n")
     log(f"wrote {out}")
-    if failed:
+    if failed or ps_failed:
         for c in checks:
             if not c.get("ok"):
                 log(f"LOSS MISMATCH: {c}")
+        if ps_failed:
+            log(f"PS MISMATCH: {comparison}")
         sys.exit(1)
     print(out)
 
