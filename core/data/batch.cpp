@@ -32,9 +32,10 @@ class BatchNode : public UnaryNode {
 
 class BatchIterator : public IteratorBase {
  public:
-  BatchIterator(std::unique_ptr<IteratorBase> in, int64_t n, bool drop)
-      : in_(std::move(in)), n_(n), drop_(drop) {}
+  BatchIterator(std::unique_ptr<IteratorBase> in, int64_t n, bool drop, ElementSpec row_spec)
+      : in_(std::move(in)), n_(n), drop_(drop), row_spec_(std::move(row_spec)) {}
   std::optional<Element> next() override {
+    if (in_->fills_rows() && spec_fully_defined(row_spec_)) return fill_batch();
     std::vector<Element> rows;
     while (int64_t(rows.size()) < n_) {
       auto e = in_->next();
@@ -66,13 +67,45 @@ class BatchIterator : public IteratorBase {
   }
 
  private:
+  static bool spec_fully_defined(const ElementSpec& spec) {
+    for (const auto& c : spec)
+      if (!c.fully_defined()) return false;
+    return !spec.empty();
+  }
+
+  // One tensor per component, allocated once (large ones come from core's block pool, so a
+  // batch reuses the pages of one that was freed), and every element written into its row.
+  std::optional<Element> fill_batch() {
+    Element out;
+    std::vector<size_t> row_bytes;
+    for (const auto& c : row_spec_) {
+      std::vector<int64_t> dims = c.dims;
+      dims.insert(dims.begin(), n_);
+      out.emplace_back(c.dtype, Shape(dims));
+      row_bytes.push_back(size_t(Shape(c.dims).num_elements()) * dtype_size(c.dtype));
+    }
+    RowDestination dst(out.size());
+    int64_t rows = 0;
+    for (; rows < n_; ++rows) {
+      for (size_t c = 0; c < out.size(); ++c)
+        dst[c] = static_cast<char*>(out[c].raw_data()) + size_t(rows) * row_bytes[c];
+      if (!in_->fill_next(dst)) break;
+    }
+    if (rows == 0 || (drop_ && rows < n_)) return std::nullopt;
+    if (rows < n_)
+      for (auto& t : out) t = t.slice_rows(0, rows).clone();  // the short last batch
+    return out;
+  }
+
   std::unique_ptr<IteratorBase> in_;
   int64_t n_;
   bool drop_;
+  ElementSpec row_spec_;
 };
 
 std::unique_ptr<IteratorBase> BatchNode::make_iterator(const IteratorContext& ctx) const {
-  return std::make_unique<BatchIterator>(input_->make_iterator(ctx), n_, drop_);
+  return std::make_unique<BatchIterator>(input_->make_iterator(ctx), n_, drop_,
+                                         input_->element_spec());
 }
 
 }  // namespace
