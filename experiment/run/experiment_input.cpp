@@ -4,15 +4,11 @@
 
 #include "coordinator/strategy.hpp"
 #include "core/data/synthetic.hpp"
+#include "experiment/memory_estimate.hpp"
 #include "experiment/run/file_examples.hpp"
 
 namespace troupe {
 namespace {
-
-// Synthetic training data that repeats keeps its first epoch when it fits in this many bytes
-// (the demo's 60,000 MNIST-shaped examples take 180 MiB): later epochs copy examples instead of
-// drawing their normals again, with the same bytes.
-constexpr int64_t kSyntheticCacheBudget = int64_t(256) << 20;
 
 int64_t feature_width(const proto::Experiment& e) {
   return e.data().input_dim() > 0 ? e.data().input_dim() : e.model().input_dim();
@@ -52,7 +48,9 @@ data::Dataset make_examples_dataset(const proto::Experiment& e, int64_t cache_by
 data::Dataset make_training_pipeline(const proto::Experiment& e, const data::InputContext& context,
                                      int64_t batch) {
   const auto& d = e.data();
-  data::Dataset ds = make_examples_dataset(e, kSyntheticCacheBudget);
+  // The first-epoch cache only pays where batch() fills rows: without a shuffle in between
+  // (experiment::synthetic_cache_bytes counts it in the memory estimate on the same terms).
+  data::Dataset ds = make_examples_dataset(e, d.shuffle() ? 0 : experiment::kSyntheticCacheBudget);
   // from_function pipelines are not auto-sharded: each takes its own share, as a TF dataset
   // function does with ctx.shard.
   if (context.num_input_pipelines() > 1)
