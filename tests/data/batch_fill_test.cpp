@@ -116,6 +116,21 @@ TEST(BatchFill, SavedPositionsResumeTheFilledBatches) {
   for (size_t c = 0; c < 2; ++c) EXPECT_TRUE((*expected)[c].bitwise_equal((*got)[c]));
 }
 
+TEST(BatchFill, ABatchLargerThanTheDataAllocatesOnlyTheRowsThereAre) {
+  ClassificationOptions o;
+  o.num_examples = 10;
+  o.num_features = 784;
+  auto ds = synthetic_classification(o);
+  // 2^40 rows of 784 floats would be 3.5 PB: the batch holds the 10 there are.
+  const int64_t huge = int64_t(1) << 40;
+  expect_same_batches(ds.batch(huge), element_by_element(ds).batch(huge), 2, "batch 2^40");
+  expect_same_batches(ds.take(7).batch(huge), element_by_element(ds).take(7).batch(huge), 2,
+                      "take 7, batch 2^40");
+  EXPECT_FALSE(ds.batch(huge, /*drop_remainder=*/true).make_iterator().next().has_value());
+  auto it = ds.batch(huge).make_iterator();
+  EXPECT_EQ(it.next()->at(0).shape(), (Shape{10, 784}));
+}
+
 TEST(BatchFill, NegativeCacheBytesAreRefusedByName) {
   ClassificationOptions c;
   c.cache_bytes = -1;
