@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/data/file_sources.hpp"
+#include "core/data/map_rows.hpp"
 #include "core/data/row_cache.hpp"
 #include "core/data/synthetic.hpp"
 #include "data_test_util.hpp"
@@ -191,6 +192,49 @@ TEST(BatchFill, ABadTFRecordFeatureFailsTheFilledBatchNamingFeatureAndRecord) {
   write_examples(path, ex);
   EXPECT_ERROR_CONTAINS(tfrecord_dataset({path}, kRecordSpec).batch(12).make_iterator().next(),
                         "feature 'ids' is missing in record 9");
+}
+
+TEST(MapRows, FillsBatchRowsThroughTheConversionWithTheBytesOfTheElementPath) {
+  ClassificationOptions o;
+  o.num_examples = 20;
+  o.num_features = 3;
+  o.seed = 5;
+  // (x float32[3], label int64) -> (x doubled float32[3], label + 1 as float32[1]).
+  auto convert = [](const std::vector<const void*>& in, const RowDestination& out) {
+    const float* x = static_cast<const float*>(in[0]);
+    for (int j = 0; j < 3; ++j) static_cast<float*>(out[0])[j] = 2 * x[j];
+    *static_cast<float*>(out[1]) = float(*static_cast<const int64_t*>(in[1]) + 1);
+  };
+  ElementSpec spec{{DType::float32, {3}}, {DType::float32, {1}}};
+  auto mapped = map_rows(synthetic_classification(o), convert, spec);
+  EXPECT_EQ(spec_to_string(mapped.element_spec()), "(float32[3], float32[1])");
+  ASSERT_TRUE(fills_rows(mapped.repeat()));
+  expect_same_batches(mapped.repeat().batch(6), element_by_element(mapped).repeat().batch(6), 8,
+                      "map_rows");
+  // Over a source that cannot fill rows it maps element by element.
+  auto slices = Dataset::from_tensor_slices({Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                             Tensor::from_vector<int64_t>({2}, {7, 8})});
+  auto it = map_rows(slices, convert, spec).batch(2).make_iterator();
+  auto b = it.next();
+  ASSERT_TRUE(b);
+  EXPECT_EQ((*b)[0].to_vector<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ((*b)[1].to_vector<float>(), (std::vector<float>{8, 9}));
+}
+
+TEST(MapRows, UnknownShapesAndAnEmptyFunctionAreRefused) {
+  auto convert = [](const std::vector<const void*>&, const RowDestination&) {};
+  EXPECT_EQ(error_of([&] {
+              map_rows(Dataset::range(0, 4).batch(2), convert, {{DType::int64, {2}}});
+            }),
+            "map_rows: the input spec (int64[?]) has unknown dimensions");
+  EXPECT_EQ(error_of([&] {
+              map_rows(Dataset::range(0, 4), convert, {{DType::int64, {-1}}});
+            }),
+            "map_rows: the output spec (int64[?]) has unknown dimensions");
+  EXPECT_EQ(error_of([&] {
+              map_rows(Dataset::range(0, 4), nullptr, {{DType::int64, {}}});
+            }),
+            "map_rows: empty function");
 }
 
 TEST(RowCache, KeepsARowOnceAndCopiesItBack) {
