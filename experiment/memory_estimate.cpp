@@ -56,6 +56,17 @@ int64_t global_batch_bytes(const proto::Experiment& e) {
 
 }  // namespace
 
+int64_t synthetic_cache_bytes(const proto::Experiment& e) {
+  const auto& d = e.data();
+  if (d.kind().rfind("synthetic_", 0) != 0 || d.shuffle()) return 0;
+  const int64_t width = d.input_dim() > 0 ? d.input_dim() : e.model().input_dim();
+  const int64_t label_bytes = d.kind() == "synthetic_classification"
+                                  ? 8  // int64 label
+                                  : 4 * std::max<int64_t>(1, e.model().units());
+  const int64_t bytes = times(d.examples(), times(4, width) + label_bytes);
+  return bytes <= kSyntheticCacheBudget ? bytes : 0;
+}
+
 int64_t default_prefetch(const proto::Experiment& e) {
   const int64_t chunks = 2 * steps_per_execution(e.train());
   const int64_t batch = std::max<int64_t>(1, global_batch_bytes(e));
@@ -74,7 +85,8 @@ MemoryEstimate estimate_memory(const proto::Experiment& e) {
   const int64_t per_replica = (global + replicas - 1) / replicas;
   m.activations =
       times(times(per_replica, activation_elements_per_example(e.model())), 4 * replicas);
-  m.input = times(global_batch_bytes(e), 1 + std::max<int64_t>(0, e.data().prefetch()));
+  m.input = times(global_batch_bytes(e), 1 + std::max<int64_t>(0, e.data().prefetch())) +
+            synthetic_cache_bytes(e);
   m.total = m.parameters + m.slots + m.gradients + m.activations + m.input;
   const int64_t model_part = m.parameters + m.slots + m.gradients;
   m.largest_key =

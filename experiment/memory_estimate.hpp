@@ -17,8 +17,8 @@ struct MemoryEstimate {
   int64_t slots = 0;        ///< the optimizer's slots (momentum, Adam's m and v, ...) per replica
   int64_t gradients = 0;    ///< each replica's gradients and their reduced sum
   int64_t activations = 0;  ///< forward and backward values of one per-replica batch, per replica
-  int64_t input = 0;        ///< the batch in use plus data.prefetch batches produced ahead
-  int64_t total = 0;        ///< the sum
+  int64_t input = 0;  ///< the batch in use, data.prefetch batches ahead, the first-epoch cache
+  int64_t total = 0;  ///< the sum
   std::string largest_key;  ///< the key behind the largest part ("model.hidden", ...)
 };
 
@@ -33,6 +33,15 @@ inline constexpr int64_t kDefaultPrefetchBytes = int64_t(64) << 20;
 /// while the replicas train this one (with fewer, the loop waits for input between chunks);
 /// capped at kDefaultPrefetchBytes of batches, and at least 1.
 int64_t default_prefetch(const proto::Experiment& experiment);
+
+/// Repeated synthetic training data keeps its first epoch when it fits in this many bytes (the
+/// demo's 60,000 MNIST-shaped examples take 180 MiB): later epochs copy the examples instead of
+/// drawing their normals again, with the same bytes (docs/input.md).
+inline constexpr int64_t kSyntheticCacheBudget = int64_t(256) << 20;
+
+/// Bytes of the first-epoch cache a run keeps: examples x (float32 features + label) for
+/// synthetic data without shuffle that fits kSyntheticCacheBudget, else 0.
+int64_t synthetic_cache_bytes(const proto::Experiment& experiment);
 
 /// Memory a run may use: TROUPE_MEMORY_BYTES when set (tests), else /proc/meminfo's MemTotal;
 /// 0 when neither can be read (then nothing is refused).

@@ -48,6 +48,20 @@ class RepeatIterator : public IteratorBase {
     in_.reset();
     return std::nullopt;
   }
+  bool fills_rows() const override { return in_ && in_->fills_rows(); }
+  bool fill_next(const RowDestination& dst) override {
+    while (in_) {
+      if (in_->fill_next(dst)) {
+        produced_in_epoch_ = true;
+        return true;
+      }
+      if (!produced_in_epoch_) break;
+      ++epoch_;
+      start_epoch();
+    }
+    in_.reset();
+    return false;
+  }
   void save(StateWriter& w) const override {
     w.tag("repeat");
     w.i64(epoch_);
@@ -169,6 +183,13 @@ class CountIterator : public IteratorBase {
         return std::nullopt;
     }
     return std::nullopt;
+  }
+  // take passes elements through untouched; skip and shard would fill rows they then drop.
+  bool fills_rows() const override { return kind_ == CountKind::take && in_->fills_rows(); }
+  bool fill_next(const RowDestination& dst) override {
+    if (n_ >= 0 && pos_ >= n_) return false;
+    ++pos_;
+    return in_->fill_next(dst);
   }
   void save(StateWriter& w) const override {
     w.tag(name_);

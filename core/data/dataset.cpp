@@ -15,6 +15,10 @@ std::string_view auto_shard_policy_name(AutoShardPolicy p) {
   return "?";
 }
 
+bool IteratorBase::fill_next(const RowDestination&) {
+  throw unimplemented("this dataset stage cannot write elements into batch rows");
+}
+
 NodePtr DatasetNode::with_inputs(std::vector<NodePtr> inputs) const {
   throw unimplemented("dataset stage '" + name() + "' cannot be rebuilt over new inputs");
 }

@@ -36,11 +36,22 @@ struct IteratorContext {
   uint64_t epoch = 0;
 };
 
+/// Where one element's components go inside preallocated batch tensors: one pointer per
+/// component, each with room for exactly that component's bytes as the element spec gives them.
+using RowDestination = std::vector<void*>;
+
 /// One stage's running state. next() returns nullopt at end of sequence, and keeps doing so.
 class IteratorBase {
  public:
   virtual ~IteratorBase() = default;
   virtual std::optional<Element> next() = 0;
+  /// True when fill_next() can write elements straight into the rows of a batch: sources that
+  /// compute an element from its index into given memory, and the stages that pass elements
+  /// through unchanged above them. batch() then makes no tensor per element and copies nothing.
+  virtual bool fills_rows() const { return false; }
+  /// The next element written into `dst` (only called when fills_rows()); false at end of
+  /// sequence. Exactly the bytes next() would have produced.
+  virtual bool fill_next(const RowDestination& dst);
   /// Writes this stage's position (tag first) and then its inputs'.
   virtual void save(StateWriter& w) const = 0;
   /// Reads what save() wrote into a freshly made iterator of the same node.

@@ -1,6 +1,11 @@
 #include "core/data/file_source_node.hpp"
 
 namespace troupe::data {
+
+bool FileCursor::fill_next(const RowDestination&) {
+  throw unimplemented("this file reader cannot write records into batch rows");
+}
+
 namespace {
 
 class FileSourceIterator : public IteratorBase {
@@ -16,6 +21,17 @@ class FileSourceIterator : public IteratorBase {
       ++file_;
     }
     return std::nullopt;
+  }
+  bool fills_rows() const override { return node_->cursors_fill_rows(); }
+  bool fill_next(const RowDestination& dst) override {
+    const auto& files = *node_->files();
+    while (file_ < files.size()) {
+      if (!cursor_) cursor_ = node_->open(file_);
+      if (cursor_->fill_next(dst)) return true;
+      cursor_.reset();
+      ++file_;
+    }
+    return false;
   }
   void save(StateWriter& w) const override {
     w.tag(node_->name());

@@ -16,6 +16,9 @@ class FileCursor {
   virtual ~FileCursor() = default;
   /// The next element of this file, or nullopt at its end.
   virtual std::optional<Element> next() = 0;
+  /// The next element written into batch rows (IteratorBase::fill_next), false at the end of
+  /// this file; only called when the node's cursors_fill_rows().
+  virtual bool fill_next(const RowDestination& dst);
   /// Byte offset of the next record.
   virtual uint64_t offset() const = 0;
   virtual void seek(uint64_t offset) = 0;
@@ -35,6 +38,8 @@ class FileSourceNode : public DatasetNode, public std::enable_shared_from_this<F
   std::unique_ptr<IteratorBase> make_iterator(const IteratorContext& ctx) const override;
   /// Opens file `index` of files() positioned at its first record.
   virtual std::unique_ptr<FileCursor> open(size_t index) const = 0;
+  /// True when the cursors write records straight into batch rows (FileCursor::fill_next).
+  virtual bool cursors_fill_rows() const { return false; }
 
  private:
   std::string name_;

@@ -41,11 +41,15 @@ class PassThroughNode : public UnaryNode {
 class IndexedSourceNode : public DatasetNode {
  public:
   using ElementAt = std::function<std::optional<Element>(int64_t)>;
-  IndexedSourceNode(std::string name, ElementSpec spec, int64_t cardinality, ElementAt at)
+  /// Writes element i (i < cardinality) into `dst`, the same bytes `at` gives.
+  using FillAt = std::function<void(int64_t, const RowDestination&)>;
+  IndexedSourceNode(std::string name, ElementSpec spec, int64_t cardinality, ElementAt at,
+                    FillAt fill = nullptr)
       : name_(std::move(name)),
         spec_(std::move(spec)),
         cardinality_(cardinality),
-        at_(std::move(at)) {}
+        at_(std::move(at)),
+        fill_(std::move(fill)) {}
   std::string name() const override { return name_; }
   ElementSpec element_spec() const override { return spec_; }
   int64_t cardinality() const override { return cardinality_; }
@@ -57,6 +61,7 @@ class IndexedSourceNode : public DatasetNode {
   ElementSpec spec_;
   int64_t cardinality_;
   ElementAt at_;
+  FillAt fill_;  ///< optional: only sources with a known cardinality and fixed shapes have one
 };
 
 }  // namespace troupe::data

@@ -6,8 +6,12 @@ namespace {
 
 class IndexedIterator : public IteratorBase {
  public:
-  IndexedIterator(std::string name, IndexedSourceNode::ElementAt at, int64_t cardinality)
-      : name_(std::move(name)), at_(std::move(at)), cardinality_(cardinality) {}
+  IndexedIterator(std::string name, IndexedSourceNode::ElementAt at, IndexedSourceNode::FillAt fill,
+                  int64_t cardinality)
+      : name_(std::move(name)),
+        at_(std::move(at)),
+        fill_(std::move(fill)),
+        cardinality_(cardinality) {}
   std::optional<Element> next() override {
     if (done_ || (cardinality_ >= 0 && index_ >= cardinality_)) return std::nullopt;
     auto e = at_(index_);
@@ -17,6 +21,13 @@ class IndexedIterator : public IteratorBase {
     }
     ++index_;
     return e;
+  }
+  bool fills_rows() const override { return fill_ != nullptr && cardinality_ >= 0; }
+  bool fill_next(const RowDestination& dst) override {
+    if (done_ || index_ >= cardinality_) return false;
+    fill_(index_, dst);
+    ++index_;
+    return true;
   }
   void save(StateWriter& w) const override {
     w.tag(name_);
@@ -33,6 +44,7 @@ class IndexedIterator : public IteratorBase {
  private:
   std::string name_;
   IndexedSourceNode::ElementAt at_;
+  IndexedSourceNode::FillAt fill_;
   int64_t cardinality_;
   int64_t index_ = 0;
   bool done_ = false;
@@ -41,7 +53,7 @@ class IndexedIterator : public IteratorBase {
 }  // namespace
 
 std::unique_ptr<IteratorBase> IndexedSourceNode::make_iterator(const IteratorContext&) const {
-  return std::make_unique<IndexedIterator>(name_, at_, cardinality_);
+  return std::make_unique<IndexedIterator>(name_, at_, fill_, cardinality_);
 }
 
 Dataset Dataset::from_tensor_slices(std::vector<Tensor> tensors) {

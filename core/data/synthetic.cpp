@@ -1,6 +1,7 @@
 #include "core/data/synthetic.hpp"
 
 #include "core/data/node_helpers.hpp"
+#include "core/data/row_cache.hpp"
 #include "core/random.hpp"
 
 namespace troupe::data {
@@ -15,6 +16,32 @@ void check_counts(int64_t examples, int64_t features, const char* who) {
     throw invalid_argument(std::string(who) +
                            ": need num_examples >= 0 and num_features > 0 (got " +
                            std::to_string(examples) + ", " + std::to_string(features) + ")");
+}
+
+void check_cache_bytes(int64_t bytes, const char* who) {
+  if (bytes < 0)
+    throw invalid_argument(std::string(who) + ": cache_bytes must be >= 0, got " +
+                           std::to_string(bytes));
+}
+
+size_t spec_bytes(const TensorSpec& spec) {
+  return size_t(Shape(spec.dims).num_elements()) * dtype_size(spec.dtype);
+}
+
+// The row fill of a source whose rows are computed by `compute`, through a cache of the first
+// epoch when all rows fit in `budget` bytes.
+template <class Compute>
+IndexedSourceNode::FillAt cached_fill(const ElementSpec& spec, int64_t rows, int64_t budget,
+                                      Compute compute) {
+  std::vector<size_t> component_bytes;
+  for (const auto& c : spec) component_bytes.push_back(spec_bytes(c));
+  if (budget == 0 || RowCache::bytes_needed(rows, component_bytes) > size_t(budget)) return compute;
+  auto cache = std::make_shared<RowCache>(rows, std::move(component_bytes));
+  return [cache, compute](int64_t i, const RowDestination& dst) {
+    if (cache->read(i, dst)) return;
+    compute(i, dst);
+    cache->store(i, dst);
+  };
 }
 
 }  // namespace
@@ -36,22 +63,30 @@ Dataset synthetic_classification(const ClassificationOptions& o) {
   if (o.label_dtype != DType::int32 && o.label_dtype != DType::int64)
     throw invalid_argument("synthetic_classification: label dtype must be int32 or int64, got " +
                            std::string(dtype_name(o.label_dtype)));
+  check_cache_bytes(o.cache_bytes, "synthetic_classification");
   Tensor means = synthetic_class_means(o);
-  auto at = [o, means](int64_t i) -> std::optional<Element> {
+  // Example i written into (features, label) memory: the one definition both paths use.
+  auto compute = [o, means](int64_t i, const RowDestination& dst) {
     Philox labels(o.seed, kStreamLabels), noise(o.seed, kStreamFeatures);
     int64_t label = int64_t(labels.bits(uint64_t(i)) % uint32_t(o.num_classes));
-    Tensor x(DType::float32, {o.num_features});
-    float* px = x.data<float>();
+    float* px = static_cast<float*>(dst[0]);
     const float* m = means.data<float>() + label * o.num_features;
     noise.fill_normal(px, uint64_t(i * o.num_features), o.num_features);
     for (int64_t j = 0; j < o.num_features; ++j) px[j] += m[j];
-    Tensor y = o.label_dtype == DType::int64 ? Tensor::from_scalar<int64_t>(label)
-                                             : Tensor::from_scalar<int32_t>(int32_t(label));
-    return Element{x, y};
+    if (o.label_dtype == DType::int64)
+      *static_cast<int64_t*>(dst[1]) = label;
+    else
+      *static_cast<int32_t*>(dst[1]) = int32_t(label);
+  };
+  auto at = [o, compute](int64_t i) -> std::optional<Element> {
+    Element e{Tensor(DType::float32, {o.num_features}), Tensor(o.label_dtype, {})};
+    compute(i, {e[0].raw_data(), e[1].raw_data()});
+    return e;
   };
   ElementSpec spec{{DType::float32, {o.num_features}}, {o.label_dtype, {}}};
-  return Dataset(
-      std::make_shared<IndexedSourceNode>("synthetic_classification", spec, o.num_examples, at));
+  return Dataset(std::make_shared<IndexedSourceNode>(
+      "synthetic_classification", spec, o.num_examples, at,
+      cached_fill(spec, o.num_examples, o.cache_bytes, compute)));
 }
 
 RegressionTruth synthetic_regression_truth(const RegressionOptions& o) {
@@ -77,26 +112,32 @@ Dataset synthetic_regression(const RegressionOptions& o) {
   if (o.num_targets < 1)
     throw invalid_argument("synthetic_regression: num_targets must be >= 1, got " +
                            std::to_string(o.num_targets));
+  check_cache_bytes(o.cache_bytes, "synthetic_regression");
   RegressionTruth truth = synthetic_regression_truth(o);
-  auto at = [o, truth](int64_t i) -> std::optional<Element> {
+  // Example i written into (x, y) memory: the one definition both paths use.
+  auto compute = [o, truth](int64_t i, const RowDestination& dst) {
     const int64_t targets = o.num_targets;
     Philox inputs(o.seed, kStreamInputs), noise(o.seed, kStreamNoise);
-    Tensor x(DType::float32, {o.num_features});
-    float* px = x.data<float>();
+    float* px = static_cast<float*>(dst[0]);
+    float* py = static_cast<float*>(dst[1]);
     const float* w = truth.weights.data<float>();
     inputs.fill_normal(px, uint64_t(i * o.num_features), o.num_features);
-    Tensor y(DType::float32, {targets});
     for (int64_t t = 0; t < targets; ++t) {
       double v =
           truth.bias.data<float>()[t] + o.noise_stddev * noise.normal(uint64_t(i * targets + t));
       for (int64_t j = 0; j < o.num_features; ++j) v += double(px[j]) * w[j * targets + t];
-      y.data<float>()[t] = float(v);
+      py[t] = float(v);
     }
-    return Element{x, y};
+  };
+  auto at = [o, compute](int64_t i) -> std::optional<Element> {
+    Element e{Tensor(DType::float32, {o.num_features}), Tensor(DType::float32, {o.num_targets})};
+    compute(i, {e[0].raw_data(), e[1].raw_data()});
+    return e;
   };
   ElementSpec spec{{DType::float32, {o.num_features}}, {DType::float32, {o.num_targets}}};
-  return Dataset(
-      std::make_shared<IndexedSourceNode>("synthetic_regression", spec, o.num_examples, at));
+  return Dataset(std::make_shared<IndexedSourceNode>(
+      "synthetic_regression", spec, o.num_examples, at,
+      cached_fill(spec, o.num_examples, o.cache_bytes, compute)));
 }
 
 }  // namespace troupe::data

@@ -18,9 +18,13 @@ struct ClassificationOptions {
   uint64_t seed = 0;
   double separation = 3.0;
   DType label_dtype = DType::int64;  ///< int32 or int64
+  /// Keep the examples batch() computed, to copy them on later repeats, when all of them fit in
+  /// this many bytes (num_examples x (4 x num_features + label bytes)); 0 never keeps any.
+  int64_t cache_bytes = 0;
 };
 
-/// Elements (features float32[num_features], label scalar), unbatched.
+/// Elements (features float32[num_features], label scalar), unbatched. batch() over it (through
+/// repeat and take) writes examples straight into the batch's rows: no tensor per example.
 Dataset synthetic_classification(const ClassificationOptions& options);
 /// The class means, float32[num_classes, num_features].
 Tensor synthetic_class_means(const ClassificationOptions& options);
@@ -34,6 +38,8 @@ struct RegressionOptions {
   int64_t num_targets = 1;
   uint64_t seed = 0;
   double noise_stddev = 0.1;
+  /// As ClassificationOptions::cache_bytes (rows of 4 x (num_features + num_targets) bytes).
+  int64_t cache_bytes = 0;
 };
 
 /// Elements (x float32[num_features], y float32[num_targets]), unbatched.

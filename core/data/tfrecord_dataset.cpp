@@ -16,21 +16,23 @@ class ExampleCursor : public FileCursor {
   }
   std::optional<Element> next() override {
     uint64_t at = reader_.offset();
-    auto record = reader_.next();
-    if (!record) return std::nullopt;
-    std::vector<FeatureView> found(specs_.size());
-    try {
-      for_each_feature(*record, [&](std::string_view name, const FeatureView& v) {
-        auto it = index_.find(name);
-        if (it != index_.end()) found[it->second] = v;
-      });
-    } catch (const Error& e) {
-      throw Error(e.code(), where(at) + ": " + e.what());
-    }
+    if (!read_features()) return std::nullopt;
     Element out;
-    for (size_t i = 0; i < specs_.size(); ++i) out.push_back(extract(specs_[i], found[i], at));
+    for (size_t i = 0; i < specs_.size(); ++i) {
+      Tensor t(specs_[i].dtype, specs_[i].shape);
+      extract(specs_[i], found_[i], at, t.raw_data());
+      out.push_back(std::move(t));
+    }
     ++record_;
     return out;
+  }
+  // The record's values decoded straight into the batch's rows: no tensor per feature.
+  bool fill_next(const RowDestination& dst) override {
+    uint64_t at = reader_.offset();
+    if (!read_features()) return false;
+    for (size_t i = 0; i < specs_.size(); ++i) extract(specs_[i], found_[i], at, dst[i]);
+    ++record_;
+    return true;
   }
   uint64_t offset() const override { return reader_.offset(); }
   void seek(uint64_t offset) override {
@@ -44,11 +46,29 @@ class ExampleCursor : public FileCursor {
   }
 
  private:
+  // Frames the next record and finds the spec'd features in it (views into the record, valid
+  // until the next read); false at the end of the file.
+  bool read_features() {
+    uint64_t at = reader_.offset();
+    auto record = reader_.next();
+    if (!record) return false;
+    found_.assign(specs_.size(), FeatureView{});
+    try {
+      for_each_feature(*record, [&](std::string_view name, const FeatureView& v) {
+        auto it = index_.find(name);
+        if (it != index_.end()) found_[it->second] = v;
+      });
+    } catch (const Error& e) {
+      throw Error(e.code(), where(at) + ": " + e.what());
+    }
+    return true;
+  }
   std::string where(uint64_t at) const {
     return "record " + std::to_string(record_) + " (byte offset " + std::to_string(at) +
            ") of TFRecord file '" + reader_.path() + "'";
   }
-  Tensor extract(const FeatureSpec& spec, const FeatureView& v, uint64_t at) const {
+  // Checks one feature against its spec and writes its values to `out` (spec.shape elements).
+  void extract(const FeatureSpec& spec, const FeatureView& v, uint64_t at, void* out) const {
     if (v.kind == FeatureKind::none)
       throw invalid_argument("feature '" + spec.name + "' is missing in " + where(at));
     FeatureKind want =
@@ -64,17 +84,16 @@ class ExampleCursor : public FileCursor {
                              std::to_string(n) + " values, the spec shape " +
                              spec.shape.to_string() + " needs " +
                              std::to_string(spec.shape.num_elements()));
-    Tensor t(spec.dtype, spec.shape);
     if (spec.dtype == DType::float32)
-      v.copy_floats(t.data<float>());
+      v.copy_floats(static_cast<float*>(out));
     else
-      v.copy_int64s(t.data<int64_t>());
-    return t;
+      v.copy_int64s(static_cast<int64_t*>(out));
   }
 
   TFRecordReader reader_;
   const std::vector<FeatureSpec>& specs_;
   std::unordered_map<std::string_view, size_t> index_;
+  std::vector<FeatureView> found_;
   int64_t record_ = 0;
 };
 
@@ -85,6 +104,7 @@ class TFRecordNode : public FileSourceNode {
   std::unique_ptr<FileCursor> open(size_t index) const override {
     return std::make_unique<ExampleCursor>(files()->at(index), specs_);
   }
+  bool cursors_fill_rows() const override { return true; }
   NodePtr with_files(std::vector<std::string> files) const override {
     return std::make_shared<TFRecordNode>(std::move(files), specs_);
   }

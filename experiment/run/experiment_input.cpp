@@ -4,6 +4,7 @@
 
 #include "coordinator/strategy.hpp"
 #include "core/data/synthetic.hpp"
+#include "experiment/memory_estimate.hpp"
 #include "experiment/run/file_examples.hpp"
 
 namespace troupe {
@@ -15,7 +16,7 @@ int64_t feature_width(const proto::Experiment& e) {
 
 }  // namespace
 
-data::Dataset make_examples_dataset(const proto::Experiment& e) {
+data::Dataset make_examples_dataset(const proto::Experiment& e, int64_t cache_bytes) {
   const auto& d = e.data();
   if (d.kind() == "synthetic_classification") {
     data::ClassificationOptions o;
@@ -23,6 +24,7 @@ data::Dataset make_examples_dataset(const proto::Experiment& e) {
     o.num_features = feature_width(e);
     o.num_classes = d.classes() > 0 ? d.classes() : e.model().classes();
     o.seed = e.seed();
+    o.cache_bytes = cache_bytes;
     return data::synthetic_classification(o);
   }
   if (d.kind() == "synthetic_regression") {
@@ -31,6 +33,7 @@ data::Dataset make_examples_dataset(const proto::Experiment& e) {
     o.num_features = feature_width(e);
     o.num_targets = e.model().units() > 0 ? e.model().units() : 1;  // labels follow model.units
     o.seed = e.seed();
+    o.cache_bytes = cache_bytes;
     return data::synthetic_regression(o);
   }
   if (d.kind() == "tfrecord" || d.kind() == "csv") {
@@ -45,7 +48,9 @@ data::Dataset make_examples_dataset(const proto::Experiment& e) {
 data::Dataset make_training_pipeline(const proto::Experiment& e, const data::InputContext& context,
                                      int64_t batch) {
   const auto& d = e.data();
-  data::Dataset ds = make_examples_dataset(e);
+  // The first-epoch cache only pays where batch() fills rows: without a shuffle in between
+  // (experiment::synthetic_cache_bytes counts it in the memory estimate on the same terms).
+  data::Dataset ds = make_examples_dataset(e, d.shuffle() ? 0 : experiment::kSyntheticCacheBudget);
   // from_function pipelines are not auto-sharded: each takes its own share, as a TF dataset
   // function does with ctx.shard.
   if (context.num_input_pipelines() > 1)

@@ -19,12 +19,14 @@ namespace troupe {
 /// Unbatched (features, label) examples of the data section: synthetic, TFRecord or CSV. File
 /// features besides the label are flattened, cast to float32 and concatenated in the order the
 /// file lists them (data.feature_order); a regression label becomes float32. `data.examples`
-/// keeps the first that many examples of files.
-data::Dataset make_examples_dataset(const proto::Experiment& experiment);
+/// keeps the first that many examples of files. Synthetic examples that batch() computes are kept
+/// for later repeats when all of them fit in `cache_bytes` (0: none kept).
+data::Dataset make_examples_dataset(const proto::Experiment& experiment, int64_t cache_bytes = 0);
 
 /// One training pipeline: `examples` sharded to this input pipeline when there are several,
 /// shuffled when asked (seeded), repeated forever and batched by `batch` with the remainder
-/// dropped, so every step is full.
+/// dropped, so every step is full. Synthetic data keeps its first epoch for the repeats when it
+/// fits in 256 MiB (docs/input.md).
 data::Dataset make_training_pipeline(const proto::Experiment& experiment,
                                      const data::InputContext& context, int64_t batch);
 

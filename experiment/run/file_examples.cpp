@@ -6,26 +6,36 @@
 #include <filesystem>
 
 #include "core/data/file_sources.hpp"
+#include "core/data/map_rows.hpp"
 
 namespace troupe {
 namespace {
 
 template <class T>
-void append_as_float(const Tensor& t, float* out) {
-  const T* p = t.data<T>();
-  for (int64_t i = 0; i < t.num_elements(); ++i) out[i] = float(p[i]);
+void append_as_float(const void* in, int64_t n, float* out) {
+  const T* p = static_cast<const T*>(in);
+  for (int64_t i = 0; i < n; ++i) out[i] = float(p[i]);
+}
+
+// Writes n values of `dtype` at `in` into out as float32.
+void write_floats(DType dtype, const void* in, int64_t n, float* out) {
+  switch (dtype) {
+    case DType::float32: append_as_float<float>(in, n, out); break;
+    case DType::float64: append_as_float<double>(in, n, out); break;
+    case DType::int32: append_as_float<int32_t>(in, n, out); break;
+    case DType::int64: append_as_float<int64_t>(in, n, out); break;
+    default:
+      throw invalid_argument("data.features: cannot feed " + std::string(dtype_name(dtype)) +
+                             " values to a model");
+  }
 }
 
 // Writes t's elements into out as float32; returns how many.
 int64_t write_as_float(const Tensor& t, float* out) {
-  switch (t.dtype()) {
-    case DType::float32: append_as_float<float>(t, out); break;
-    case DType::float64: append_as_float<double>(t, out); break;
-    case DType::int32: append_as_float<int32_t>(t, out); break;
-    case DType::int64: append_as_float<int64_t>(t, out); break;
-    default:
-      throw invalid_argument("data.features: cannot feed " + t.description() + " to a model");
-  }
+  if (t.dtype() != DType::float32 && t.dtype() != DType::float64 && t.dtype() != DType::int32 &&
+      t.dtype() != DType::int64)
+    throw invalid_argument("data.features: cannot feed " + t.description() + " to a model");
+  write_floats(t.dtype(), t.raw_data(), t.num_elements(), out);
   return t.num_elements();
 }
 
@@ -76,6 +86,29 @@ data::Element to_example(const data::Element& e, const Layout& layout) {
   for (const Slot& slot : layout.inputs)
     for (size_t c = 0; c < slot.count; ++c) out += write_as_float(e[slot.begin + c], out);
   return {x, label};
+}
+
+// to_example for a TFRecord element given as its features' bytes (one component per feature),
+// written into (features, label) memory: what batch() fills its rows through.
+void to_example_row(const std::vector<const void*>& in, const data::RowDestination& out,
+                    const Layout& layout) {
+  const Slot& label = layout.label;
+  if (layout.float_label)
+    write_floats(label.dtype, in[label.begin], label.shape.num_elements(),
+                 static_cast<float*>(out[1]));
+  else
+    std::memcpy(out[1], in[label.begin],
+                size_t(label.shape.num_elements()) * dtype_size(label.dtype));
+  if (layout.embedding_ids) {
+    const Slot& ids = layout.inputs.front();
+    std::memcpy(out[0], in[ids.begin], size_t(ids.shape.num_elements()) * dtype_size(ids.dtype));
+    return;
+  }
+  float* x = static_cast<float*>(out[0]);
+  for (const Slot& slot : layout.inputs) {
+    write_floats(slot.dtype, in[slot.begin], slot.shape.num_elements(), x);
+    x += slot.shape.num_elements();
+  }
 }
 
 // A directory or an empty file would only surface as "end of sequence" at the first step, with
@@ -141,8 +174,15 @@ data::Dataset file_examples(const proto::DataSpec& d, bool embedding_ids, bool f
   if (float_label) label_spec.dtype = DType::float32;
   data::TensorSpec input_spec = embedding_ids ? spec_of(layout.inputs.front())
                                               : data::TensorSpec{DType::float32, {layout.width}};
-  return raw.map([layout](const data::Element& e) { return to_example(e, layout); },
-                 data::ElementSpec{input_spec, label_spec});
+  data::ElementSpec example_spec{input_spec, label_spec};
+  if (!csv)  // records decode into batch rows (docs/input.md): no tensor per feature or example
+    return data::map_rows(
+        raw,
+        [layout](const std::vector<const void*>& in, const data::RowDestination& out) {
+          to_example_row(in, out, layout);
+        },
+        example_spec);
+  return raw.map([layout](const data::Element& e) { return to_example(e, layout); }, example_spec);
 }
 
 }  // namespace troupe

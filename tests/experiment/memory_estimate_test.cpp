@@ -35,9 +35,28 @@ TEST(MemoryEstimate, PartsOfTheDefaultShapedMlp) {
   EXPECT_EQ(m.slots, params * 2);
   EXPECT_EQ(m.gradients, params * 4);
   EXPECT_EQ(m.activations, 128 * (784 + 2 * 256 + 2 * 64 + 2 * 10) * 4 * 2);
-  // The batch in use and data.prefetch's default, 2 x train.steps_per_execution (8), ahead.
-  EXPECT_EQ(m.input, 256 * (784 * 4 + 8) * (1 + 16));
+  // The batch in use and data.prefetch's default, 2 x train.steps_per_execution (8), ahead,
+  // and the first epoch kept for the repeats (60,000 examples, no shuffle).
+  EXPECT_EQ(m.input, 256 * (784 * 4 + 8) * (1 + 16) + 60000 * (784 * 4 + 8));
   EXPECT_EQ(m.total, m.parameters + m.slots + m.gradients + m.activations + m.input);
+}
+
+TEST(MemoryEstimate, TheFirstEpochCacheCountsOnlyWhenItIsKept) {
+  using troupe::experiment::synthetic_cache_bytes;
+  auto data = [](const std::string& section) {
+    return parse_experiment(replace_line(valid_experiment_yaml(), "data:", "data: " + section),
+                            "x.yaml");
+  };
+  EXPECT_EQ(synthetic_cache_bytes(
+                data("{kind: synthetic_classification, examples: 1000, global_batch: 256}")),
+            1000 * (784 * 4 + 8));
+  // A shuffle passes examples one by one, so nothing is kept; nor is data over 256 MiB.
+  EXPECT_EQ(synthetic_cache_bytes(data("{kind: synthetic_classification, examples: 1000, "
+                                       "global_batch: 256, shuffle: true}")),
+            0);
+  EXPECT_EQ(synthetic_cache_bytes(
+                data("{kind: synthetic_classification, examples: 100000, global_batch: 256}")),
+            0);
 }
 
 TEST(MemoryEstimate, HugeHiddenLayerIsRefusedNamingModelHidden) {

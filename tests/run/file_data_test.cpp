@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/data/file_sources.hpp"
 #include "experiment/experiment_file.hpp"
 #include "experiment/run/experiment_input.hpp"
 #include "tests/run/run_test_util.hpp"
@@ -97,5 +98,57 @@ TEST(FileData, ExamplesKeepsTheFirstThatManyRows) {
        it.next();)
     ++rows;
   EXPECT_EQ(rows, 12);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FileData, TFRecordExamplesFillBatchRowsWithTheValuesOfTheElementPath) {
+  // x float32[2] and w int64[2] (cast to float32), concatenated in the order given; the label
+  // int64, kept for softmax and cast to float32 for linear. batch() fills its rows through the
+  // conversion; the same examples one by one (map in between) must give the same bytes.
+  auto dir = fresh_dir("tfrecord-rows");
+  std::filesystem::create_directories(dir);
+  std::vector<data::Example> records;
+  for (int i = 0; i < 7; ++i)
+    records.push_back({{"x", data::Feature::of_floats({0.5f * float(i), -float(i)})},
+                       {"w", data::Feature::of_int64s({i, 100 + i})},
+                       {"y", data::Feature::of_int64s({i % 3})}});
+  data::write_examples(dir + "/r.tfrecord", records);
+  for (const std::string model : {"softmax", "linear"}) {
+    auto e = experiment::parse_experiment(
+        "name: rows\nstrategy: {kind: one_device}\n"
+        "model: {kind: " +
+            model + ", input_dim: 4" + (model == "softmax" ? ", classes: 3" : "") +
+            "}\n"
+            "data: {kind: tfrecord, files: [" +
+            dir +
+            "/r.tfrecord], global_batch: 3,\n"
+            "       features: {w: {dtype: int64, shape: [2]}, x: {dtype: float32, shape: [2]}, "
+            "y: {dtype: int64}}, label: y}\n"
+            "optimizer: {kind: sgd, learning_rate: 0.1}\ntrain: {steps: 1}\n",
+        "rows.yaml");
+    auto filled = make_examples_dataset(e).batch(3).make_iterator();
+    auto stacked = make_examples_dataset(e)
+                       .map([](const data::Element& x) { return x; })
+                       .batch(3)
+                       .make_iterator();
+    auto first = filled.next();
+    ASSERT_TRUE(first);
+    EXPECT_EQ((*first)[0].to_vector<float>(),
+              (std::vector<float>{0, 100, 0, -0, 1, 101, 0.5f, -1, 2, 102, 1, -2}))
+        << model;
+    if (model == "softmax")
+      EXPECT_EQ((*first)[1].to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2}));
+    else
+      EXPECT_EQ((*first)[1].to_vector<float>(), (std::vector<float>{0, 1, 2}));
+    auto reference = stacked.next();
+    for (int b = 0; b < 3; ++b) {
+      ASSERT_EQ(first.has_value(), reference.has_value()) << model << " batch " << b;
+      if (!first) break;
+      for (size_t c = 0; c < 2; ++c)
+        EXPECT_TRUE((*first)[c].bitwise_equal((*reference)[c])) << model << " batch " << b;
+      first = filled.next();
+      reference = stacked.next();
+    }
+  }
   std::filesystem::remove_all(dir);
 }

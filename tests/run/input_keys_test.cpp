@@ -124,6 +124,17 @@ TEST(InputKeys, PrefetchDoesNotChangeTrainingResults) {
   expect_bitwise_equal(with_one, trained(runtime, input_experiment(2, ", shuffle: true"), "p16"));
 }
 
+TEST(InputKeys, FilledBatchesAndTheFirstEpochCacheDoNotChangeTrainingResults) {
+  // Without shuffle the run's batches are filled in place and, from the second epoch on (400
+  // examples, 30 steps of 32), copied from the first epoch's cache. A shuffle with a buffer of
+  // one keeps the order but passes elements one by one, so batch() stacks one tensor per
+  // example as before: the trained weights must be the same bits.
+  Runtime runtime;
+  expect_bitwise_equal(
+      trained(runtime, input_experiment(2, ""), "filled"),
+      trained(runtime, input_experiment(2, ", shuffle: true, shuffle_buffer: 1"), "stacked"));
+}
+
 TEST(InputKeys, FromFunctionCallsTheDatasetFunctionOncePerInputWorker) {
   Runtime runtime;
   auto e = input_experiment(4, ", distribute: from_function");
