@@ -8,36 +8,10 @@
 #include "core/status.hpp"
 #include "kernels/ops.hpp"
 #include "messages/error_channel.hpp"
+#include "messages/sync_replicas_messages.hpp"
 #include "messages/tensor_wire.hpp"
 
 namespace troupe {
-
-// Messages between workers and the accumulator actor in this process (not sent across the
-// middleman, so not in the wire's type list; inspect() lets CAF print them).
-struct sync_offer_msg {
-  int64_t local_step = 0;
-  std::vector<Tensor> values;
-  std::vector<Tensor> indices;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, sync_offer_msg& x) {
-  return f(caf::meta::type_name("sync_offer_msg"), x.local_step, x.values, x.indices);
-}
-
-struct sync_offer_reply_msg {
-  bool accepted = false;
-  bool apply = false;
-  int64_t global_step = 0;
-  std::vector<Tensor> values;
-  std::vector<Tensor> indices;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, sync_offer_reply_msg& x) {
-  return f(caf::meta::type_name("sync_offer_reply_msg"), x.accepted, x.apply, x.global_step,
-           x.values, x.indices);
-}
 
 namespace {
 
@@ -221,7 +195,15 @@ SyncReplicas::SyncReplicas(caf::actor_system& system, SyncReplicasOptions option
       system.spawn(sync_replicas_actor, std::make_shared<SyncState>(plan_, std::move(kernels)));
 }
 
-SyncReplicas::~SyncReplicas() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
+SyncReplicas::SyncReplicas(caf::actor_system& system, caf::actor remote,
+                           SyncReplicasOptions options, std::chrono::milliseconds timeout)
+    : system_(&system), plan_(options), timeout_(timeout), actor_(std::move(remote)), owns_(false) {
+  if (!actor_) throw invalid_argument("SyncReplicas: the accumulator handle is not valid");
+}
+
+SyncReplicas::~SyncReplicas() {
+  if (owns_) caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+}
 
 int64_t SyncReplicas::take_token() const {
   return ask<int64_t>(*system_, actor_, timeout_, take_token_atom::value);

@@ -8,6 +8,7 @@
 //    mean back and applies it to the ps shards; then it reports the step applied, and only then
 //    are tokens_per_step tokens of the new global step released — so no worker computes on
 //    variables the step has not finished updating.
+// Its messages are in the wire's type list: workers in other processes offer to it.
 // One accumulator serves all of a model's variables: a step's gradients arrive together, so one
 // global step per model is what TF's per-variable accumulators amount to.
 
@@ -54,6 +55,10 @@ class SyncReplicas {
   SyncReplicas(caf::actor_system& system, SyncReplicasOptions options,
                std::shared_ptr<const KernelRegistry> kernels,
                std::chrono::milliseconds timeout = std::chrono::minutes(10));
+  /// The accumulator `remote` of a coordinator in another process (its ClusterCoordinator's
+  /// service, StepContext::service()), for a worker process's steps; not stopped by this.
+  SyncReplicas(caf::actor_system& system, caf::actor remote, SyncReplicasOptions options,
+               std::chrono::milliseconds timeout = std::chrono::minutes(10));
   ~SyncReplicas();
   SyncReplicas(const SyncReplicas&) = delete;
   SyncReplicas& operator=(const SyncReplicas&) = delete;
@@ -67,12 +72,15 @@ class SyncReplicas {
   /// The mean of step `global_step` is on the shards: releases the next step's tokens.
   void applied(int64_t global_step) const;
   SyncReplicasStats stats() const;
+  /// The accumulator actor (what remote workers talk to).
+  const caf::actor& actor() const { return actor_; }
 
  private:
   caf::actor_system* system_;
   SyncReplicasPlan plan_;
   std::chrono::milliseconds timeout_;
   caf::actor actor_;
+  bool owns_ = true;
 };
 
 }  // namespace troupe
