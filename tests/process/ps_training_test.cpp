@@ -158,14 +158,14 @@ TEST_F(PsTraining, TwoPsTwoWorkersTrainMatrixFactorisationSyncToALossThreshold) 
 }
 
 TEST_F(PsTraining, AWorkerKilledMidRunIsReplacedAndUpdatesEqualStepsScheduled) {
-  const int steps = 2000;
+  const int steps = 1000;
   TroupeProcess launch(
-      {"launch", "-n", "2", "--ps", "2", "--no-tls", write_experiment("", steps, 20)});
+      {"launch", "-n", "2", "--ps", "2", "--no-tls", write_experiment("", steps, 10)});
   std::string text;
   int worker1 = 0;
   const std::regex started(R"(started /job:worker/task:1 \(pid (\d+)\))");
   // Kill worker 1 once the coordinator has logged a window: closures are out on both workers.
-  while (worker1 == 0 || !contains(text, "[worker:0] step 40/")) {
+  while (worker1 == 0 || !contains(text, "[worker:0] step 20/")) {
     auto line = launch.read_line(240s);
     ASSERT_TRUE(line) << text << launch.err();
     text += *line + "\n";
