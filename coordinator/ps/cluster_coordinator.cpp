@@ -336,9 +336,15 @@ Error no_workers_left(const State& s) {
 
 }  // namespace
 
-ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordinatorOptions options)
-    : state_(std::make_shared<State>()) {
-  if (!options.remote_workers.empty()) options.num_workers = int(options.remote_workers.size());
+namespace {
+
+// Checks the options; `remote` (may be empty) are the workers when given.
+ClusterCoordinatorOptions checked(ClusterCoordinatorOptions options,
+                                  const std::vector<caf::actor>& remote) {
+  for (size_t w = 0; w < remote.size(); ++w)
+    if (!remote[w])
+      throw invalid_argument("ClusterCoordinator: remote worker " + std::to_string(w) +
+                             " is not a valid actor handle");
   if (options.num_workers < 1)
     throw invalid_argument("ClusterCoordinator: num_workers must be at least 1, got " +
                            std::to_string(options.num_workers));
@@ -347,21 +353,38 @@ ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordin
                            std::to_string(options.max_in_flight_per_worker));
   if (options.first_step_id < 1)
     throw invalid_argument("ClusterCoordinator: first_step_id must be at least 1 (0 means none)");
-  for (size_t w = 0; w < options.remote_workers.size(); ++w)
-    if (!options.remote_workers[w])
-      throw invalid_argument("ClusterCoordinator: remote worker " + std::to_string(w) +
-                             " is not a valid actor handle");
-  state_->options = options;
+  return options;
+}
+
+ClusterCoordinatorOptions with_workers(ClusterCoordinatorOptions options,
+                                       const std::vector<caf::actor>& remote) {
+  if (remote.empty()) throw invalid_argument("ClusterCoordinator: no remote worker was given");
+  options.num_workers = int(remote.size());
+  return options;
+}
+
+}  // namespace
+
+ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordinatorOptions options)
+    : state_(std::make_shared<State>()) {
+  state_->options = checked(options, {});
   state_->next_step_id = options.first_step_id;
   state_->workers.resize(size_t(options.num_workers));
-  for (int w = 0; w < options.num_workers; ++w) {
-    auto& slot = state_->workers[size_t(w)];
-    if (options.remote_workers.empty()) {
-      slot.actor = system.spawn<caf::detached>(worker_actor, state_, w);
-    } else {
-      slot.actor = options.remote_workers[size_t(w)];
-      slot.remote = true;
-    }
+  for (int w = 0; w < options.num_workers; ++w)
+    state_->workers[size_t(w)].actor = system.spawn<caf::detached>(worker_actor, state_, w);
+  dispatcher_ = system.spawn(dispatcher_actor, state_);
+}
+
+ClusterCoordinator::ClusterCoordinator(caf::actor_system& system,
+                                       std::vector<caf::actor> remote_workers,
+                                       ClusterCoordinatorOptions options)
+    : state_(std::make_shared<State>()) {
+  state_->options = checked(with_workers(options, remote_workers), remote_workers);
+  state_->next_step_id = options.first_step_id;
+  state_->workers.resize(remote_workers.size());
+  for (size_t w = 0; w < remote_workers.size(); ++w) {
+    state_->workers[w].actor = std::move(remote_workers[w]);
+    state_->workers[w].remote = true;
   }
   dispatcher_ = system.spawn(dispatcher_actor, state_);
 }
@@ -374,12 +397,12 @@ ClusterCoordinator::~ClusterCoordinator() {
     cancel_queued_locked(*state_, "the cluster coordinator was destroyed");
     // Steps refer to what their owner holds: wait until none runs.
     state_->changed.wait(lock, [&] { return state_->in_flight == 0; });
-    for (auto& w : state_->workers) workers.push_back(w.actor);
+    // Remote workers belong to their processes: whoever connected them stops them.
+    for (auto& w : state_->workers)
+      if (!w.remote) workers.push_back(w.actor);
   }
   caf::anon_send_exit(dispatcher_, caf::exit_reason::user_shutdown);
-  // Remote workers belong to their processes: whoever connected them stops them.
-  if (state_->options.remote_workers.empty())
-    for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
 }
 
 void ClusterCoordinator::register_step(const std::string& name, RemoteStepFn fn) {

@@ -118,25 +118,26 @@ class RemoteValue {
 
 /// Options of a ClusterCoordinator.
 struct ClusterCoordinatorOptions {
-  /// In-process workers to spawn (ignored when `remote_workers` is given).
+  /// In-process workers to spawn (with remote workers: their count).
   int num_workers = 1;
   /// Closures sent to one worker before it answers (queued in its mailbox); at least 1.
   int max_in_flight_per_worker = 2;
   /// Step id of the first scheduled closure; the next ones count up (0 is "no step id").
   uint64_t first_step_id = 1;
-  /// Workers in other processes (or this one): step host actors (coordinator/ps/step_host.hpp)
-  /// that run a closure by step name. When not empty, these are the workers, in index order;
-  /// the same dispatch, RemoteValues and rescheduling serve them. A worker whose actor goes
-  /// away (its process killed: CAF's down message) has its queued and running closures
-  /// rescheduled on the live ones.
-  std::vector<caf::actor> remote_workers;
 };
 
 class ClusterCoordinator {
  public:
-  /// Spawns `num_workers` worker actors (each on its own thread), or uses `remote_workers`, and
-  /// a dispatcher. Throws invalid_argument naming a field below 1 or an invalid worker handle.
+  /// Spawns `num_workers` worker actors (each on its own thread) and a dispatcher. Throws
+  /// invalid_argument naming a field below 1.
   ClusterCoordinator(caf::actor_system& system, ClusterCoordinatorOptions options);
+  /// Workers in other processes (or this one): step host actors (coordinator/ps/step_host.hpp)
+  /// that run a closure by step name, in worker order (options.num_workers is their count).
+  /// The same dispatch, RemoteValues and rescheduling serve them: a worker whose actor goes
+  /// away (its process killed: CAF's down message) has its queued and running closures
+  /// rescheduled on the live ones. Throws invalid_argument for no worker or an invalid handle.
+  ClusterCoordinator(caf::actor_system& system, std::vector<caf::actor> remote_workers,
+                     ClusterCoordinatorOptions options = {});
   /// Cancels queued closures, waits for the running ones, stops the actors.
   ~ClusterCoordinator();
   ClusterCoordinator(const ClusterCoordinator&) = delete;

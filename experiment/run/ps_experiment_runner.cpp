@@ -174,9 +174,10 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     ps_tasks = shards.actors;
   }
   ParameterServerStrategy strategy(system, ps_tasks, make_ps_strategy_options(spec));
-  ClusterCoordinatorOptions coordinator_options{workers, 2, 1, {}};
-  if (cluster) coordinator_options.remote_workers = cluster->workers;
-  ClusterCoordinator coordinator(system, coordinator_options);
+  ClusterCoordinator coordinator = [&] {
+    if (cluster) return ClusterCoordinator(system, cluster->workers, {workers, 2, 1});
+    return ClusterCoordinator(system, {workers, 2, 1});
+  }();
   const ModelRegistry registry = ModelRegistry::with_builtins();
   std::shared_ptr<const Model> model =
       registry.create_model(e.model().kind(), make_model_config(e));

@@ -54,9 +54,7 @@ TEST_F(StepHostCoordinator, ClosuresRunByNameOnEachHostsOwnDataset) {
   auto h0 = spawn_step_host(*sys_, drawing_host(0));
   auto h1 = spawn_step_host(*sys_, drawing_host(1));
   {
-    ClusterCoordinatorOptions o;
-    o.remote_workers = {h0, h1};
-    ClusterCoordinator c(*sys_, o);
+    ClusterCoordinator c(*sys_, {h0, h1});
     EXPECT_EQ(c.num_workers(), 2);
     register_remote(c, "draw");
     std::vector<RemoteValue> values;
@@ -90,9 +88,7 @@ TEST_F(StepHostCoordinator, AStepErrorOnAHostNamesTheWorkerAndTheStep) {
   });
   auto h0 = spawn_step_host(*sys_, host);
   {
-    ClusterCoordinatorOptions o;
-    o.remote_workers = {h0};
-    ClusterCoordinator c(*sys_, o);
+    ClusterCoordinator c(*sys_, {h0});
     register_remote(c, "boom");
     RemoteValue v = c.schedule("boom");
     EXPECT_EQ(error_of([&] { v.fetch(); }),
@@ -107,6 +103,18 @@ TEST_F(StepHostCoordinator, AStepErrorOnAHostNamesTheWorkerAndTheStep) {
     EXPECT_EQ(error_of([&] { u.fetch(); }),
               "worker 0 failed step 'unknown' (step id 2): worker 0 has no step named 'unknown'");
   }
+  caf::anon_send_exit(h0, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(StepHostCoordinator, RemoteWorkersMustBeValidHandles) {
+  start(0);
+  EXPECT_EQ(error_of([&] { ClusterCoordinator c(*sys_, std::vector<caf::actor>{}); }),
+            "ClusterCoordinator: no remote worker was given");
+  auto h0 = spawn_step_host(*sys_, drawing_host(0));
+  EXPECT_EQ(error_of([&] {
+              ClusterCoordinator c(*sys_, {h0, caf::actor{}});
+            }),
+            "ClusterCoordinator: remote worker 1 is not a valid actor handle");
   caf::anon_send_exit(h0, caf::exit_reason::user_shutdown);
 }
 
@@ -149,9 +157,7 @@ TEST_F(StepHostCoordinator, AHostThatGoesAwayHasItsClosuresRescheduledWithTheirS
   auto h0 = spawn_step_host(*sys_, drawing_host(0));
   auto lost = sys_->spawn(swallowing_worker, swallowed);
   {
-    ClusterCoordinatorOptions o;
-    o.remote_workers = {h0, lost};
-    ClusterCoordinator c(*sys_, o);
+    ClusterCoordinator c(*sys_, {h0, lost});
     register_remote(c, "draw");
     std::vector<RemoteValue> values;
     for (int k = 0; k < 6; ++k) values.push_back(c.schedule("draw", {int64s({0})}));
