@@ -67,7 +67,8 @@ class PsTrainer {
   Optimizer& optimizer() { return optimizer_; }
   /// The current parameters, pulled from the shards.
   std::vector<Tensor> parameters() const;
-  /// Optimizer steps applied to the variables (async: one per step; sync: one per R accepted).
+  /// Optimizer steps this process applied to the variables (async: one per step; sync: one per
+  /// R accepted). With remote workers the coordinator applies none: count at the shards.
   int64_t updates_applied() const { return updates_.load(); }
   /// The sync accumulator (nullptr in async mode and in a worker process).
   const SyncReplicas* sync() const { return sync_.get(); }

@@ -218,6 +218,25 @@ TEST_F(PsTraining, AWorkerTaskOfAnotherClusterShapeIsRefusedNamingBoth) {
                        "strategy.num_ps 2 and strategy.workers 2 do not match the cluster's 1 "
                        "ps task(s) and 2 worker task(s)"))
       << server.err();
+  // Worker 0 coordinates: a chief job has no place in such a run, as a task or in the cluster.
+  const std::string with_chief = (dir_ / "chief.json").string();
+  std::ofstream(with_chief)
+      << R"({"chief": ["127.0.0.1:4"], "worker": ["127.0.0.1:1", "127.0.0.1:2"], )"
+      << R"("ps": ["127.0.0.1:3", "127.0.0.1:5"]})";
+  TroupeProcess chief({"server", "--cluster", with_chief, "--job", "chief", "--task", "0",
+                       "--no-tls", write_experiment("", 10, 5)},
+                      {"TROUPE_SECRET=not-a-real-secret-but-long-enough-0123456789"});
+  EXPECT_EQ(chief.wait(60s), 1) << chief.err();
+  EXPECT_TRUE(contains(chief.err(), "a parameter_server run has worker and ps tasks, not chief"))
+      << chief.err();
+  TroupeProcess worker({"server", "--cluster", with_chief, "--job", "worker", "--task", "1",
+                        "--no-tls", write_experiment("", 10, 5)},
+                       {"TROUPE_SECRET=not-a-real-secret-but-long-enough-0123456789"});
+  EXPECT_EQ(worker.wait(60s), 1) << worker.err();
+  EXPECT_TRUE(contains(worker.err(),
+                       "a parameter_server run across processes is coordinated by worker task 0; "
+                       "a cluster with a chief job is not supported"))
+      << worker.err();
 }
 
 }  // namespace
