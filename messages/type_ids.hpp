@@ -10,8 +10,8 @@
 #include "messages/input_messages.hpp"
 #include "messages/ps_messages.hpp"
 #include "messages/ps_step_messages.hpp"
-#include "messages/sync_replicas_messages.hpp"
 #include "messages/replica_messages.hpp"
+#include "messages/sync_replicas_messages.hpp"
 #include "messages/tensor_msg.hpp"
 
 /// X(type, "wire name") for each registered message type.
