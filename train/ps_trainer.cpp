@@ -63,8 +63,14 @@ PsTrainer::PsTrainer(ParameterServerStrategy& strategy, ClusterCoordinator& coor
       variables_(create_variables(strategy, *model_)),
       optimizer_(create_optimizer(strategy, optimizer, variables_)),
       sync_(make_sync(strategy, coordinator, options_)) {
-  // Remote workers reach the accumulator through the closures they are sent.
-  if (sync_) coordinator.set_service(sync_->actor());
+  if (sync_) {
+    // Remote workers reach the accumulator through the closures they are sent; a worker that is
+    // lost may take tokens with it, which the accumulator gives again.
+    coordinator.set_service(sync_->actor());
+    coordinator.on_worker_lost([accumulator = sync_->actor()](int, int64_t closures) {
+      SyncReplicas::replace_lost_tokens(accumulator, closures);
+    });
+  }
   coordinator.register_step(
       options_.step_name,
       [this](StepContext& ctx, const std::vector<Tensor>& args) { return run_step(ctx, args); });

@@ -65,7 +65,8 @@ struct State : StepDatasets {
   int64_t rescheduled = 0;
   std::exception_ptr pending_error;  // first non-retryable error, raised by the next API call
   bool stopping = false;
-  caf::actor service;  // ClusterCoordinator::set_service
+  caf::actor service;                             // ClusterCoordinator::set_service
+  std::function<void(int, int64_t)> worker_lost;  // ClusterCoordinator::on_worker_lost
 
   int live_locked() const {
     int n = 0;
@@ -139,6 +140,7 @@ struct State : StepDatasets {
       queue.push_front(c);
       ++rescheduled;
     }
+    if (worker_lost && !lost.empty()) worker_lost(w, int64_t(lost.size()));
   }
 
   std::vector<Tensor> next(int w, int64_t dataset) override {
@@ -486,6 +488,11 @@ int64_t ClusterCoordinator::rescheduled() const {
 void ClusterCoordinator::set_service(caf::actor service) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->service = std::move(service);
+}
+
+void ClusterCoordinator::on_worker_lost(std::function<void(int, int64_t)> fn) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->worker_lost = std::move(fn);
 }
 
 bool RemoteValue::ready() const {

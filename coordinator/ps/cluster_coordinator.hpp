@@ -168,6 +168,9 @@ class ClusterCoordinator {
   /// An actor of the coordinator's side that steps talk to (e.g. the SyncReplicas accumulator
   /// of sync training): every closure carries it to its worker (StepContext::service()).
   void set_service(caf::actor service);
+  /// Called with a worker's index and the number of closures rescheduled when that worker is
+  /// lost (from the dispatcher, under its lock: it must not block or call the coordinator).
+  void on_worker_lost(std::function<void(int worker, int64_t closures)> fn);
 
  private:
   std::shared_ptr<cluster_detail::State> state_;

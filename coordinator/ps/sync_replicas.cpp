@@ -18,6 +18,7 @@ namespace {
 using take_token_atom = caf::atom_constant<caf::atom("taketoken")>;
 using step_applied_atom = caf::atom_constant<caf::atom("stepappl")>;
 using sync_stats_atom = caf::atom_constant<caf::atom("syncstats")>;
+using lost_tokens_atom = caf::atom_constant<caf::atom("losttokns")>;
 
 struct SyncState {
   SyncState(SyncReplicasPlan p, std::shared_ptr<const KernelRegistry> k)
@@ -163,6 +164,18 @@ caf::behavior sync_replicas_actor(caf::stateful_actor<std::shared_ptr<SyncState>
           s.serve_waiting();
         }
       },
+      // A lost worker may have taken tokens with it: put `n` back, of the current step. If it
+      // was applying a step's mean (the step's tokens wait for that), it will never report the
+      // step applied: the tokens are released now, and the rescheduled closure completes the
+      // parts of the update the shards have not seen under its step id. A token too many costs
+      // one more gradient of the step, or one dropped as stale.
+      [self](lost_tokens_atom, int64_t n) {
+        auto& s = *self->state;
+        if (n <= 0) return;
+        s.tokens.put(n + s.tokens_to_release, s.accumulator.global_step());
+        s.tokens_to_release = 0;
+        s.serve_waiting();
+      },
       [self](sync_stats_atom) {
         auto& s = *self->state;
         return std::make_tuple(s.accumulator.global_step(), s.accumulator.dropped(),
@@ -207,6 +220,10 @@ SyncReplicas::~SyncReplicas() {
 
 int64_t SyncReplicas::take_token() const {
   return ask<int64_t>(*system_, actor_, timeout_, take_token_atom::value);
+}
+
+void SyncReplicas::replace_lost_tokens(const caf::actor& accumulator, int64_t n) {
+  if (accumulator && n > 0) caf::anon_send(accumulator, lost_tokens_atom::value, n);
 }
 
 SyncOffer SyncReplicas::offer(int64_t local_step, std::vector<SyncGradient> grads) const {

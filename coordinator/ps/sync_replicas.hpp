@@ -66,6 +66,11 @@ class SyncReplicas {
   const SyncReplicasPlan& plan() const { return plan_; }
   /// Blocks until a token is available; returns its global step.
   int64_t take_token() const;
+  /// A worker was lost holding `n` closures, each of which may have taken a token: puts `n`
+  /// tokens of the current step back, and releases the tokens of a step whose update is being
+  /// applied (the lost worker may have been applying it), so training goes on with the live
+  /// workers. Fire and forget; safe after `accumulator` is gone.
+  static void replace_lost_tokens(const caf::actor& accumulator, int64_t n);
   /// Offers gradients computed at `local_step` (one per variable, in variable order; every
   /// offer of a step must have the same layout, else invalid_argument naming the variable).
   SyncOffer offer(int64_t local_step, std::vector<SyncGradient> grads) const;

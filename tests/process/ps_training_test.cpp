@@ -188,6 +188,35 @@ TEST_F(PsTraining, AWorkerKilledMidRunIsReplacedAndUpdatesEqualStepsScheduled) {
   expect_run_outputs(out, steps, 2 * steps);
 }
 
+TEST_F(PsTraining, AWorkerKilledMidRunInSyncModeIsReplacedAndTheRunCompletes) {
+  const int steps = 600;
+  TroupeProcess launch({"launch", "-n", "2", "--ps", "2", "--no-tls",
+                        write_experiment(", mode: sync, replicas_to_aggregate: 2", steps, 10)});
+  std::string text;
+  int worker1 = 0;
+  const std::regex started(R"(started /job:worker/task:1 \(pid (\d+)\))");
+  while (worker1 == 0 || !contains(text, "[worker:0] step 20/")) {
+    auto line = launch.read_line(240s);
+    ASSERT_TRUE(line) << text << launch.err();
+    text += *line + "\n";
+    std::smatch m;
+    if (std::regex_search(*line, m, started)) worker1 = std::stoi(m[1]);
+  }
+  // Worker 1 most likely dies holding a token of the current step: its closures run again on
+  // worker 0 with a token of the step they find, so the step completes instead of waiting.
+  ASSERT_EQ(::kill(worker1, SIGKILL), 0);
+  int code = -1;
+  const std::string out = finish(launch, text, &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(contains(out, "the run finished; 1 of 2 worker(s) were lost")) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] finished at step 600")) << out;
+  // Two accepted gradients per update: at most one update per two closures.
+  const int64_t applied = applied_at_shards(out);
+  EXPECT_GT(applied, 0) << out;
+  EXPECT_LE(applied, steps) << out;
+  expect_run_outputs(out, steps, applied);
+}
+
 TEST_F(PsTraining, ALaunchWhoseClusterDoesNotMatchTheFileIsRefusedNamingBoth) {
   const std::string file = write_experiment("", 10, 5);
   TroupeProcess ps({"launch", "-n", "2", "--ps", "1", file});
