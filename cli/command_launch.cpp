@@ -11,6 +11,9 @@
 // the workers have finished the ps tasks are stopped with SIGTERM (they exit 0). With
 // --evaluator one more task, /job:evaluator/task:0, evaluates every checkpoint
 // (cli/evaluator_task.hpp); it joins no collective group and is waited for as a worker is.
+// A parameter_server experiment (whose num_ps / workers must equal --ps / -n) trains with
+// worker 0 as its coordinator (cli/serve_ps_worker.hpp); a worker other than 0 that dies is
+// named and the launch goes on, its steps rescheduled on the live workers.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -163,14 +166,25 @@ int run_launch_command(const std::vector<std::string>& args) {
   proto::Experiment experiment =
       run.file.empty() ? experiment::default_experiment() : experiment::load_experiment(run.file);
   const std::string what = run.file.empty() ? std::string("the embedded demo") : run.file;
-  if (experiment.strategy().kind() == "parameter_server")
-    throw po::error(what +
-                    ": strategy.kind is parameter_server, which trains on the in-process cluster "
-                    "of `troupe run`; launched workers train multi_worker_mirrored (docs/"
-                    "parameter_servers.md)");
-  if (experiment.strategy().kind() != "multi_worker_mirrored")
+  // parameter_server: worker 0 coordinates, every worker runs steps against the ps tasks
+  // (cli/serve_ps_worker.hpp); the file's cluster shape must be the one launched.
+  const bool ps_run = experiment.strategy().kind() == "parameter_server";
+  if (ps_run) {
+    const auto& spec = experiment.strategy().parameter_server();
+    if (spec.num_ps() != ps || spec.workers() != workers)
+      throw po::error(what + ": strategy.num_ps " + std::to_string(spec.num_ps()) +
+                      " and strategy.workers " + std::to_string(spec.workers()) +
+                      " do not match --ps " + std::to_string(ps) + " and -n " +
+                      std::to_string(workers));
+    if (evaluator)
+      throw po::error(what +
+                      ": --evaluator is not supported for parameter_server runs yet (their "
+                      "checkpoints are evaluated with `troupe evaluate`)");
+  }
+  if (!ps_run && experiment.strategy().kind() != "multi_worker_mirrored")
     throw po::error(what + ": strategy.kind is " + experiment.strategy().kind() +
-                    ", which runs in one process; troupe launch needs kind multi_worker_mirrored");
+                    ", which runs in one process; troupe launch needs kind multi_worker_mirrored "
+                    "or parameter_server");
   const std::string run_dir = run_directory(experiment, run.dir);
   try {
     check_run_directory(run_dir, run.resume, run.overwrite);
@@ -217,7 +231,7 @@ int run_launch_command(const std::vector<std::string>& args) {
   std::fprintf(stderr, "troupe launch: %d worker(s)%s on 127.0.0.1 (%s), credentials in %s\n",
                workers, ps > 0 ? (" and " + std::to_string(ps) + " ps task(s)").c_str() : "",
                no_tls ? "shared secret" : "mutual TLS + shared secret", credentials.dir.c_str());
-  if (ps > 0)
+  if (ps > 0 && !ps_run)
     std::fprintf(stderr,
                  "troupe launch: note: the workers train with %s, which does not use the ps "
                  "tasks; they are reachable through TF_CONFIG's \"ps\" job\n",
@@ -270,6 +284,7 @@ int run_launch_command(const std::vector<std::string>& args) {
   int forwarded = 0;
   size_t running = group.size();
   size_t workers_running = size_t(workers) + (evaluator ? 1 : 0);  // every task but the ps
+  int lost_workers = 0;  // parameter_server: workers that died while the others went on
   bool ps_stopped = false;
   while (running > 0) {
     for (auto& w : group) {
@@ -286,7 +301,16 @@ int run_launch_command(const std::vector<std::string>& args) {
         // A ps task exits 0 when stopped (by a signal or because the job is over).
         const bool expected =
             *code == 0 || (!w.ps && g_signal.load() != 0 && (*code == 128 + g_signal.load()));
-        if (!expected && failure.empty()) {
+        // In a parameter_server run the coordinator (worker 0) reschedules a lost worker's
+        // steps on the others: the launch goes on. A ps task or the coordinator is needed.
+        const bool survivable = ps_run && !w.ps && w.name != "/job:worker/task:0";
+        if (!expected && survivable && failure.empty()) {
+          ++lost_workers;
+          std::fprintf(stderr,
+                       "troupe launch: %s (pid %d) %s; the coordinator reschedules its steps on "
+                       "the other workers\n",
+                       w.name.c_str(), int(w.process->pid()), describe_exit(*code).c_str());
+        } else if (!expected && failure.empty()) {
           failure =
               w.name + " (pid " + std::to_string(w.process->pid()) + ") " + describe_exit(*code);
           std::fprintf(stderr, "troupe launch: %s; stopping the other tasks\n", failure.c_str());
@@ -334,8 +358,12 @@ int run_launch_command(const std::vector<std::string>& args) {
     return 1;
   }
   if (g_signal.load() != 0) return 128 + g_signal.load();
-  std::fprintf(stderr, "troupe launch: all %d worker(s)%s finished\n", workers,
-               evaluator ? " and the evaluator" : "");
+  if (lost_workers > 0)
+    std::fprintf(stderr, "troupe launch: the run finished; %d of %d worker(s) were lost\n",
+                 lost_workers, workers);
+  else
+    std::fprintf(stderr, "troupe launch: all %d worker(s)%s finished\n", workers,
+                 evaluator ? " and the evaluator" : "");
   if (ps > 0) std::fprintf(stderr, "troupe launch: all %d ps task(s) stopped\n", ps);
   return 0;
 }

@@ -4,7 +4,9 @@
 // cluster, every connection proving the shared secret, and mutual TLS with `--tls-dir`), then
 // trains FILE with multi_worker_mirrored as that worker: the same run options, progress and exit
 // codes as `troupe run`. A ps task serves a ps_shard instead (cli/serve_ps_task.hpp) and takes
-// no experiment; an evaluator task evaluates the chief's checkpoints (cli/evaluator_task.hpp).
+// no experiment; an evaluator task evaluates the chief's checkpoints (cli/evaluator_task.hpp). A
+// worker task of a parameter_server experiment runs steps for worker 0, the coordinator
+// (cli/serve_ps_worker.hpp).
 // `troupe launch` starts one per task.
 #include <cstdio>
 #include <fstream>
@@ -15,11 +17,13 @@
 #include "cli/evaluator_task.hpp"
 #include "cli/run_training.hpp"
 #include "cli/serve_ps_task.hpp"
+#include "cli/serve_ps_worker.hpp"
 #include "coordinator/cluster/collective_group.hpp"
 #include "coordinator/runtime.hpp"
 #include "core/collective_members.hpp"
 #include "core/json.hpp"
 #include "core/tf_config.hpp"
+#include "experiment/experiment_file.hpp"
 #include "net/shared_secret.hpp"
 #include "net/shm_rendezvous.hpp"
 
@@ -122,6 +126,18 @@ int run_server_command(const std::vector<std::string>& args) {
     ps.tls_dir = tls_dir;
     ps.tls_node = node;
     return serve_ps_task(config, ps);
+  }
+  // A parameter_server experiment: the workers run steps for worker 0, which coordinates
+  // (cli/serve_ps_worker.hpp); they join no collective group.
+  if (!run.file.empty()) {
+    proto::Experiment experiment = experiment::load_experiment(run.file);
+    if (experiment.strategy().kind() == "parameter_server") {
+      PsWorkerTaskOptions ps;
+      ps.secret = load_shared_secret(secret_file);
+      ps.tls_dir = tls_dir;
+      ps.tls_node = node;
+      return serve_ps_worker_task(config, ps, run, experiment);
+    }
   }
   const auto members = collective_members(config.cluster);
   std::vector<HostPort> addresses;

@@ -41,7 +41,8 @@ void check_run_options(const RunCommandOptions& o) {
 }
 
 int train_from_command_line(const std::string& command, const RunCommandOptions& o,
-                            Runtime& runtime, std::shared_ptr<WorkerCollective> workers) {
+                            Runtime& runtime, std::shared_ptr<WorkerCollective> workers,
+                            std::shared_ptr<const PsRemoteCluster> ps_cluster) {
   proto::Experiment experiment =
       o.file.empty() ? experiment::default_experiment() : experiment::load_experiment(o.file);
   const std::string run_dir = run_directory(experiment, o.dir);
@@ -75,6 +76,7 @@ int train_from_command_line(const std::string& command, const RunCommandOptions&
   run.stop = interrupts.stop();
   run.phase = interrupts.phase();
   run.workers = std::move(workers);
+  run.ps_cluster = std::move(ps_cluster);
   std::printf("%s: %s (%s, %d device(s): ", command.c_str(), experiment.name().c_str(),
               experiment.strategy().kind().c_str(), experiment.strategy().devices_size());
   for (int i = 0; i < experiment.strategy().devices_size(); ++i)

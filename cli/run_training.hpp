@@ -13,7 +13,8 @@
 
 namespace troupe {
 class Runtime;
-}
+struct PsRemoteCluster;
+}  // namespace troupe
 
 namespace troupe::cli {
 
@@ -32,7 +33,9 @@ void check_run_options(const RunCommandOptions& o);
 
 /// Trains the experiment of `o` on `runtime`, printing as `command` ("troupe run", "troupe
 /// server /job:worker/task:1"). Returns the exit code: 0, or 130 / 143 after an interrupt.
+/// `ps_cluster`: a parameter_server run this process coordinates across processes.
 int train_from_command_line(const std::string& command, const RunCommandOptions& o,
-                            Runtime& runtime, std::shared_ptr<WorkerCollective> workers);
+                            Runtime& runtime, std::shared_ptr<WorkerCollective> workers,
+                            std::shared_ptr<const PsRemoteCluster> ps_cluster = nullptr);
 
 }  // namespace troupe::cli

@@ -9,7 +9,9 @@
 #include "messages/collective_messages.hpp"
 #include "messages/input_messages.hpp"
 #include "messages/ps_messages.hpp"
+#include "messages/ps_step_messages.hpp"
 #include "messages/replica_messages.hpp"
+#include "messages/sync_replicas_messages.hpp"
 #include "messages/tensor_msg.hpp"
 
 /// X(type, "wire name") for each registered message type.
@@ -40,7 +42,11 @@
   X(::troupe::ps_apply_msg, "troupe.ps_apply_msg")                 \
   X(::troupe::ps_ack_msg, "troupe.ps_ack_msg")                     \
   X(::troupe::ps_save_msg, "troupe.ps_save_msg")                   \
-  X(::troupe::ps_checkpoint_msg, "troupe.ps_checkpoint_msg")
+  X(::troupe::ps_checkpoint_msg, "troupe.ps_checkpoint_msg")       \
+  X(::troupe::ps_run_step_msg, "troupe.ps_run_step_msg")           \
+  X(::troupe::ps_step_done_msg, "troupe.ps_step_done_msg")         \
+  X(::troupe::sync_offer_msg, "troupe.sync_offer_msg")             \
+  X(::troupe::sync_offer_reply_msg, "troupe.sync_offer_reply_msg")
 
 namespace troupe {
 

@@ -22,21 +22,27 @@ Optimizer create_optimizer(ParameterServerStrategy& strategy, OptimizerConfig co
   return Optimizer(strategy, config, std::move(vars));
 }
 
+void check_mode(const PsTrainingOptions& o) {
+  if (o.mode != PsTrainingMode::sync && (o.replicas_to_aggregate != 0 || o.total_num_replicas != 0))
+    throw invalid_argument(
+        "replicas_to_aggregate and total_num_replicas apply to sync training only (mode is "
+        "async)");
+}
+
+SyncReplicasOptions sync_options(const PsTrainingOptions& o, int64_t num_workers) {
+  SyncReplicasOptions s;
+  s.replicas_to_aggregate = o.replicas_to_aggregate != 0 ? o.replicas_to_aggregate : num_workers;
+  s.total_num_replicas = o.total_num_replicas;
+  return s;
+}
+
 std::unique_ptr<SyncReplicas> make_sync(ParameterServerStrategy& strategy,
                                         const ClusterCoordinator& coordinator,
                                         const PsTrainingOptions& o) {
-  if (o.mode != PsTrainingMode::sync) {
-    if (o.replicas_to_aggregate != 0 || o.total_num_replicas != 0)
-      throw invalid_argument(
-          "replicas_to_aggregate and total_num_replicas apply to sync training only (mode is "
-          "async)");
-    return nullptr;
-  }
-  SyncReplicasOptions s;
-  s.replicas_to_aggregate =
-      o.replicas_to_aggregate != 0 ? o.replicas_to_aggregate : coordinator.num_workers();
-  s.total_num_replicas = o.total_num_replicas;
-  return std::make_unique<SyncReplicas>(strategy.system(), s, strategy.kernels());
+  check_mode(o);
+  if (o.mode != PsTrainingMode::sync) return nullptr;
+  return std::make_unique<SyncReplicas>(
+      strategy.system(), sync_options(o, coordinator.num_workers()), strategy.kernels());
 }
 
 }  // namespace
@@ -51,20 +57,65 @@ PsTrainer::PsTrainer(ParameterServerStrategy& strategy, ClusterCoordinator& coor
                      std::shared_ptr<const Model> model, OptimizerConfig optimizer,
                      PsTrainingOptions options)
     : strategy_(strategy),
-      coordinator_(coordinator),
+      coordinator_(&coordinator),
       model_(std::move(model)),
       options_(std::move(options)),
       variables_(create_variables(strategy, *model_)),
       optimizer_(create_optimizer(strategy, optimizer, variables_)),
       sync_(make_sync(strategy, coordinator, options_)) {
-  coordinator_.register_step(
+  if (sync_) {
+    // Remote workers reach the accumulator through the closures they are sent; a worker that is
+    // lost may take tokens with it, which the accumulator gives again.
+    coordinator.set_service(sync_->actor());
+    coordinator.on_worker_lost([accumulator = sync_->actor()](int, int64_t closures) {
+      SyncReplicas::replace_lost_tokens(accumulator, closures);
+    });
+  }
+  coordinator.register_step(
       options_.step_name,
       [this](StepContext& ctx, const std::vector<Tensor>& args) { return run_step(ctx, args); });
 }
 
+PsTrainer::PsTrainer(ParameterServerStrategy& strategy, StepHost& host,
+                     std::shared_ptr<const Model> model, OptimizerConfig optimizer,
+                     PsTrainingOptions options)
+    : strategy_(strategy),
+      coordinator_(nullptr),
+      model_(std::move(model)),
+      options_(std::move(options)),
+      variables_(create_variables(strategy, *model_)),
+      optimizer_(create_optimizer(strategy, optimizer, variables_)) {
+  check_mode(options_);
+  if (options_.mode == PsTrainingMode::sync && options_.replicas_to_aggregate == 0 &&
+      options_.num_workers < 1)
+    throw invalid_argument(
+        "sync training in a worker process needs replicas_to_aggregate or num_workers");
+  host.register_step(options_.step_name, [this](StepContext& ctx, const std::vector<Tensor>& args) {
+    return run_step(ctx, args);
+  });
+}
+
+const SyncReplicas* PsTrainer::sync_for(const StepContext& ctx) {
+  if (options_.mode != PsTrainingMode::sync) return nullptr;
+  if (sync_) return sync_.get();
+  // A worker process: the coordinator's accumulator, known once a closure brings it. The host
+  // runs one step at a time, so this is not raced.
+  if (!remote_sync_ || remote_sync_->actor() != ctx.service()) {
+    if (!ctx.service())
+      throw failed_precondition("step '" + options_.step_name + "' on worker " +
+                                std::to_string(ctx.worker()) +
+                                " trains in sync mode, but the coordinator sent no accumulator");
+    remote_sync_ = std::make_unique<SyncReplicas>(strategy_.system(), ctx.service(),
+                                                  sync_options(options_, options_.num_workers));
+  }
+  return remote_sync_.get();
+}
+
 RemoteValue PsTrainer::schedule_step(const PerWorkerDataset& data) {
-  return coordinator_.schedule(options_.step_name,
-                               {Tensor::from_vector<int64_t>({1}, {data.id()})});
+  if (!coordinator_)
+    throw failed_precondition("a worker process's PsTrainer runs steps; the coordinator schedules");
+  return coordinator_->schedule(options_.step_name,
+                                {Tensor::from_vector<int64_t>({1}, {data.id()})});
 }
 
 std::vector<Tensor> PsTrainer::pull() const {
@@ -75,9 +126,13 @@ std::vector<Tensor> PsTrainer::pull() const {
 
 std::vector<Tensor> PsTrainer::parameters() const { return pull(); }
 
-void PsTrainer::apply(const std::vector<Gradient>& grads) {
+void PsTrainer::apply(const std::vector<Gradient>& grads, int64_t update) {
   UpdateRule rule = optimizer_.config();
-  rule.step = updates_.fetch_add(1) + 1;  // Adam's bias correction counts applied steps
+  // Adam's bias correction counts applied updates. A worker process cannot see the others'
+  // count: it uses `update`, the update's number in schedule order (async: the closure's step
+  // id, the same on a retry; sync: the global step + 1).
+  const int64_t applied = updates_.fetch_add(1) + 1;
+  rule.step = coordinator_ ? applied : update;
   auto names = optimizer_.slot_names();
   for (size_t k = 0; k < variables_.size(); ++k) {
     std::vector<VariableStorage*> slots;
@@ -96,7 +151,8 @@ std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tens
                            std::to_string(batch.size()) + " tensors");
   const int64_t rows = batch[0].shape()[0];
   int64_t local_step = 0;
-  if (sync_) local_step = sync_->take_token();
+  const SyncReplicas* sync = sync_for(ctx);
+  if (sync) local_step = sync->take_token();
   Ops ops(*strategy_.kernels());
   ModelOutput out = model_->compute(ops, pull(), batch[0], batch[1], rows);
   // TerminateOnNaN: a non-finite loss stops the training (the coordinator raises it on join)
@@ -106,17 +162,17 @@ std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tens
                               std::to_string(ctx.worker()) + ": the loss is " +
                               (std::isnan(out.stats.loss_sum) ? "NaN" : "infinite") +
                               "; nothing was applied");
-  if (!sync_) {
-    apply(out.grads);
+  if (!sync) {
+    apply(out.grads, int64_t(ctx.step_id()));
   } else {
     std::vector<SyncGradient> grads;
     for (auto& g : out.grads) grads.push_back({g.values, g.indices});
-    SyncOffer offer = sync_->offer(local_step, std::move(grads));
+    SyncOffer offer = sync->offer(local_step, std::move(grads));
     if (offer.apply) {
       std::vector<Gradient> mean;
       for (auto& g : offer.mean) mean.push_back({g.values, g.indices});
-      apply(mean);
-      sync_->applied(offer.global_step);
+      apply(mean, offer.global_step + 1);
+      sync->applied(offer.global_step);
     }
   }
   return {Tensor::from_scalar<double>(out.stats.loss_sum),

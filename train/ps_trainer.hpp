@@ -17,6 +17,7 @@
 
 #include "coordinator/ps/cluster_coordinator.hpp"
 #include "coordinator/ps/parameter_server_strategy.hpp"
+#include "coordinator/ps/step_host.hpp"
 #include "coordinator/ps/sync_replicas.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
@@ -37,6 +38,9 @@ struct PsTrainingOptions {
   int64_t total_num_replicas = 0;
   /// Name the train step is registered under on the coordinator.
   std::string step_name = "train_step";
+  /// sync, in a worker process (the StepHost constructor): the number of workers of the
+  /// cluster, for the default of replicas_to_aggregate.
+  int64_t num_workers = 0;
 };
 
 class PsTrainer {
@@ -48,6 +52,13 @@ class PsTrainer {
             std::shared_ptr<const Model> model, OptimizerConfig optimizer,
             PsTrainingOptions options = {});
 
+  /// A worker process's side (TF2's worker task): attaches to the variables and slots the
+  /// coordinator created (`strategy` built with `attach`) and registers the same step on
+  /// `host`. In sync mode a step offers its gradients to the coordinator's accumulator, which
+  /// it reaches through StepContext::service().
+  PsTrainer(ParameterServerStrategy& strategy, StepHost& host, std::shared_ptr<const Model> model,
+            OptimizerConfig optimizer, PsTrainingOptions options = {});
+
   /// Schedules one step on `data` (elements {features, labels}); its value is
   /// {loss_sum, rows} as float64 scalars.
   RemoteValue schedule_step(const PerWorkerDataset& data);
@@ -56,24 +67,28 @@ class PsTrainer {
   Optimizer& optimizer() { return optimizer_; }
   /// The current parameters, pulled from the shards.
   std::vector<Tensor> parameters() const;
-  /// Optimizer steps applied to the variables (async: one per step; sync: one per R accepted).
+  /// Optimizer steps this process applied to the variables (async: one per step; sync: one per
+  /// R accepted). With remote workers the coordinator applies none: count at the shards.
   int64_t updates_applied() const { return updates_.load(); }
-  /// The sync accumulator (nullptr in async mode).
+  /// The sync accumulator (nullptr in async mode and in a worker process).
   const SyncReplicas* sync() const { return sync_.get(); }
   PsTrainingMode mode() const { return options_.mode; }
 
  private:
   std::vector<Tensor> run_step(StepContext& ctx, const std::vector<Tensor>& args);
   std::vector<Tensor> pull() const;
-  void apply(const std::vector<Gradient>& grads);
+  void apply(const std::vector<Gradient>& grads, int64_t update);
+  /// The accumulator a step offers to: this process's, or the coordinator's (sync only).
+  const SyncReplicas* sync_for(const StepContext& ctx);
 
   ParameterServerStrategy& strategy_;
-  ClusterCoordinator& coordinator_;
+  ClusterCoordinator* coordinator_;  // nullptr in a worker process
   std::shared_ptr<const Model> model_;
   PsTrainingOptions options_;
   std::vector<DistributedVariable> variables_;
   Optimizer optimizer_;
   std::unique_ptr<SyncReplicas> sync_;
+  std::unique_ptr<SyncReplicas> remote_sync_;  // a worker process's handle on the coordinator's
   std::atomic<int64_t> updates_{0};
 };
 

@@ -10,6 +10,8 @@
 
 #include "coordinator/ps/step_id_scope.hpp"
 #include "core/status.hpp"
+#include "messages/error_channel.hpp"
+#include "messages/ps_step_messages.hpp"
 
 namespace troupe {
 namespace {
@@ -34,25 +36,37 @@ struct Closure {
 
 struct WorkerSlot {
   caf::actor actor;
+  bool remote = false;  // a step host: closures travel as ps_run_step_msg
   bool alive = true;
   int in_flight = 0;
   std::map<int64_t, ElementFn> iterators;  // touched only by this worker's thread
 };
 
-struct State {
+// A closure handed to a worker; `dispatch` tells this hand-over from a later one of the same
+// closure (after a rescheduling), so a late answer of a lost worker is ignored.
+struct Running {
+  std::shared_ptr<Closure> closure;
+  int worker = -1;
+  uint64_t dispatch = 0;
+};
+
+struct State : StepDatasets {
   ClusterCoordinatorOptions options;
   mutable std::mutex mutex;
   std::condition_variable changed;
   std::map<std::string, RemoteStepFn> steps;
   std::vector<PerWorkerDatasetFn> datasets;
   std::deque<std::shared_ptr<Closure>> queue;
-  std::map<uint64_t, std::shared_ptr<Closure>> running;  // step id -> closure sent to a worker
+  std::map<uint64_t, Running> running;  // step id -> closure sent to a worker
+  uint64_t dispatches = 0;
   std::vector<WorkerSlot> workers;
   int in_flight = 0;
   uint64_t next_step_id = 1;
   int64_t rescheduled = 0;
   std::exception_ptr pending_error;  // first non-retryable error, raised by the next API call
   bool stopping = false;
+  caf::actor service;                             // ClusterCoordinator::set_service
+  std::function<void(int, int64_t)> worker_lost;  // ClusterCoordinator::on_worker_lost
 
   int live_locked() const {
     int n = 0;
@@ -75,15 +89,20 @@ struct State {
       std::lock_guard<std::mutex> lock(mutex);
       auto it = running.find(step_id);
       if (it == running.end()) return;
-      c = it->second;
+      c = it->second.closure;
       ++c->attempts;
       fn = steps.at(c->step);
     }
     std::vector<Tensor> outputs;
     std::exception_ptr error;
+    caf::actor svc;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      svc = service;
+    }
     try {
       ScopedStepId id(step_id);
-      StepContext ctx(this, w, step_id, c->attempts);
+      StepContext ctx(this, w, step_id, c->attempts, svc);
       outputs = fn(ctx, c->args);
     } catch (...) {
       error = std::current_exception();
@@ -94,7 +113,37 @@ struct State {
     changed.notify_all();
   }
 
-  std::vector<Tensor> next(int w, int64_t dataset) {
+  // The closure handed over as `dispatch`, if it is still out (not answered, not rescheduled).
+  Running* still_running_locked(uint64_t step_id, uint64_t dispatch) {
+    auto it = running.find(step_id);
+    return it != running.end() && it->second.dispatch == dispatch ? &it->second : nullptr;
+  }
+
+  // Takes closure `step_id` back from its worker (answered or lost).
+  void take_back_locked(uint64_t step_id) {
+    auto it = running.find(step_id);
+    --workers[size_t(it->second.worker)].in_flight;
+    --in_flight;
+    running.erase(it);
+  }
+
+  // Worker `w` went away: the closures it had not answered run again elsewhere, first, with
+  // the same step ids, so shards that saw part of one apply the rest once.
+  void lose_worker_locked(int w) {
+    workers[size_t(w)].alive = false;
+    std::vector<uint64_t> lost;
+    for (auto& r : running)
+      if (r.second.worker == w && !r.second.closure->finished) lost.push_back(r.first);
+    for (auto it = lost.rbegin(); it != lost.rend(); ++it) {
+      auto c = running.at(*it).closure;
+      take_back_locked(*it);
+      queue.push_front(c);
+      ++rescheduled;
+    }
+    if (worker_lost && !lost.empty()) worker_lost(w, int64_t(lost.size()));
+  }
+
+  std::vector<Tensor> next(int w, int64_t dataset) override {
     WorkerSlot& slot = workers.at(size_t(w));
     auto it = slot.iterators.find(dataset);
     if (it == slot.iterators.end()) {
@@ -115,14 +164,15 @@ struct State {
 }  // namespace cluster_detail
 
 using cluster_detail::Closure;
+using cluster_detail::Running;
 using cluster_detail::State;
 
 std::vector<Tensor> StepContext::next(const PerWorkerDataset& dataset) {
-  return state_->next(worker_, dataset.id());
+  return datasets_->next(worker_, dataset.id());
 }
 
 std::vector<Tensor> StepContext::next(int64_t dataset_id) {
-  return state_->next(worker_, dataset_id);
+  return datasets_->next(worker_, dataset_id);
 }
 
 namespace {
@@ -138,12 +188,63 @@ bool is_worker_loss(const caf::error& e) {
   return e == caf::sec::request_receiver_down || e.category() == caf::atom("exit");
 }
 
+void dispatch(caf::event_based_actor* self, const std::shared_ptr<State>& state);
+
+// A worker answered closure `id` (handed over as `serial`) with outputs.
+void on_answer(caf::event_based_actor* self, const std::shared_ptr<State>& state, uint64_t id,
+               uint64_t serial, std::vector<Tensor>* outputs) {
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    if (Running* r = state->still_running_locked(id, serial)) {
+      // A remote worker's outputs arrive here; an in-process worker finished the closure itself.
+      if (outputs) state->finish_locked(*r->closure, std::move(*outputs), nullptr, r->worker);
+      state->take_back_locked(id);
+    }
+    state->changed.notify_all();
+  }
+  dispatch(self, state);
+}
+
+// A worker failed closure `id`: lost with its worker (run it elsewhere), or the step's error.
+void on_failure(caf::event_based_actor* self, const std::shared_ptr<State>& state, uint64_t id,
+                uint64_t serial, const caf::error& e) {
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    if (Running* r = state->still_running_locked(id, serial)) {
+      const int w = r->worker;
+      auto c = r->closure;
+      if (c->finished) {
+        state->take_back_locked(id);
+      } else if (is_worker_loss(e)) {
+        state->lose_worker_locked(w);
+      } else {
+        state->take_back_locked(id);
+        const Status status = to_status(e);
+        auto error = std::make_exception_ptr(
+            state->workers[size_t(w)].remote
+                ? Error(status.code(), "worker " + std::to_string(w) + " failed step '" + c->step +
+                                           "' (step id " + std::to_string(id) +
+                                           "): " + status.message())
+                : internal_error("worker " + std::to_string(w) + " failed step '" + c->step +
+                                 "' (step id " + std::to_string(id) + "): " + caf::to_string(e)));
+        state->finish_locked(*c, {}, error, w);
+        if (!state->pending_error) state->pending_error = error;
+      }
+    }
+    state->changed.notify_all();
+  }
+  dispatch(self, state);
+}
+
 // Sends queued closures to live workers with room, idle ones first.
 void dispatch(caf::event_based_actor* self, const std::shared_ptr<State>& state) {
   for (;;) {
     std::shared_ptr<Closure> c;
     int chosen = -1;
     caf::actor target;
+    bool remote = false;
+    uint64_t serial = 0;
+    caf::actor service;
     {
       std::lock_guard<std::mutex> lock(state->mutex);
       if (state->queue.empty() || state->stopping) return;
@@ -156,50 +257,29 @@ void dispatch(caf::event_based_actor* self, const std::shared_ptr<State>& state)
       if (chosen < 0) return;
       c = state->queue.front();
       state->queue.pop_front();
-      state->running[c->step_id] = c;
+      serial = ++state->dispatches;
+      state->running[c->step_id] = {c, chosen, serial};
       ++state->workers[size_t(chosen)].in_flight;
       ++state->in_flight;
       target = state->workers[size_t(chosen)].actor;
+      remote = state->workers[size_t(chosen)].remote;
+      // An in-process worker counts its own start; a remote one is counted when sent.
+      if (remote) ++c->attempts;
+      service = state->service;
     }
     const uint64_t id = c->step_id;
-    self->request(target, caf::infinite, run_closure_atom::value, id)
-        .then(
-            [self, state, chosen, id](bool) {
-              {
-                std::lock_guard<std::mutex> lock(state->mutex);
-                state->running.erase(id);
-                --state->workers[size_t(chosen)].in_flight;
-                --state->in_flight;
-                state->changed.notify_all();
-              }
-              dispatch(self, state);
-            },
-            [self, state, chosen, id, c](caf::error& e) {
-              {
-                std::lock_guard<std::mutex> lock(state->mutex);
-                state->running.erase(id);
-                auto& slot = state->workers[size_t(chosen)];
-                --slot.in_flight;
-                --state->in_flight;
-                if (!c->finished) {
-                  if (is_worker_loss(e)) {
-                    // The worker went away before answering: run the closure elsewhere, with
-                    // the same step id, so shards that saw part of it apply the rest once.
-                    slot.alive = false;
-                    state->queue.push_front(c);
-                    ++state->rescheduled;
-                  } else {
-                    auto error = std::make_exception_ptr(internal_error(
-                        "worker " + std::to_string(chosen) + " failed step '" + c->step +
-                        "' (step id " + std::to_string(id) + "): " + caf::to_string(e)));
-                    state->finish_locked(*c, {}, error, chosen);
-                    if (!state->pending_error) state->pending_error = error;
-                  }
-                }
-                state->changed.notify_all();
-              }
-              dispatch(self, state);
-            });
+    if (!remote) {
+      self->request(target, caf::infinite, run_closure_atom::value, id)
+          .then(
+              [self, state, id, serial](bool) { on_answer(self, state, id, serial, nullptr); },
+              [self, state, id, serial](caf::error& e) { on_failure(self, state, id, serial, e); });
+      continue;
+    }
+    ps_run_step_msg msg{c->step, id, int32_t(c->attempts), c->args, service};
+    self->request(target, caf::infinite, std::move(msg))
+        .then([self, state, id, serial](
+                  ps_step_done_msg& done) { on_answer(self, state, id, serial, &done.outputs); },
+              [self, state, id, serial](caf::error& e) { on_failure(self, state, id, serial, e); });
   }
 }
 
@@ -211,8 +291,16 @@ caf::behavior dispatcher_actor(caf::event_based_actor* self, std::shared_ptr<Sta
   self->set_down_handler([self, state](caf::down_msg& dm) {
     {
       std::lock_guard<std::mutex> lock(state->mutex);
-      for (auto& w : state->workers)
-        if (w.actor && w.actor.address() == dm.source) w.alive = false;
+      for (size_t w = 0; w < state->workers.size(); ++w) {
+        auto& slot = state->workers[w];
+        if (!slot.actor || slot.actor.address() != dm.source) continue;
+        // A remote worker's answers are lost with its connection: take its closures back now.
+        // An in-process worker's pending requests come back as request_receiver_down.
+        if (slot.remote)
+          state->lose_worker_locked(int(w));
+        else
+          slot.alive = false;
+      }
       state->changed.notify_all();
     }
     dispatch(self, state);
@@ -250,8 +338,15 @@ Error no_workers_left(const State& s) {
 
 }  // namespace
 
-ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordinatorOptions options)
-    : state_(std::make_shared<State>()) {
+namespace {
+
+// Checks the options; `remote` (may be empty) are the workers when given.
+ClusterCoordinatorOptions checked(ClusterCoordinatorOptions options,
+                                  const std::vector<caf::actor>& remote) {
+  for (size_t w = 0; w < remote.size(); ++w)
+    if (!remote[w])
+      throw invalid_argument("ClusterCoordinator: remote worker " + std::to_string(w) +
+                             " is not a valid actor handle");
   if (options.num_workers < 1)
     throw invalid_argument("ClusterCoordinator: num_workers must be at least 1, got " +
                            std::to_string(options.num_workers));
@@ -260,11 +355,39 @@ ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordin
                            std::to_string(options.max_in_flight_per_worker));
   if (options.first_step_id < 1)
     throw invalid_argument("ClusterCoordinator: first_step_id must be at least 1 (0 means none)");
-  state_->options = options;
+  return options;
+}
+
+ClusterCoordinatorOptions with_workers(ClusterCoordinatorOptions options,
+                                       const std::vector<caf::actor>& remote) {
+  if (remote.empty()) throw invalid_argument("ClusterCoordinator: no remote worker was given");
+  options.num_workers = int(remote.size());
+  return options;
+}
+
+}  // namespace
+
+ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordinatorOptions options)
+    : state_(std::make_shared<State>()) {
+  state_->options = checked(options, {});
   state_->next_step_id = options.first_step_id;
   state_->workers.resize(size_t(options.num_workers));
   for (int w = 0; w < options.num_workers; ++w)
     state_->workers[size_t(w)].actor = system.spawn<caf::detached>(worker_actor, state_, w);
+  dispatcher_ = system.spawn(dispatcher_actor, state_);
+}
+
+ClusterCoordinator::ClusterCoordinator(caf::actor_system& system,
+                                       std::vector<caf::actor> remote_workers,
+                                       ClusterCoordinatorOptions options)
+    : state_(std::make_shared<State>()) {
+  state_->options = checked(with_workers(options, remote_workers), remote_workers);
+  state_->next_step_id = options.first_step_id;
+  state_->workers.resize(remote_workers.size());
+  for (size_t w = 0; w < remote_workers.size(); ++w) {
+    state_->workers[w].actor = std::move(remote_workers[w]);
+    state_->workers[w].remote = true;
+  }
   dispatcher_ = system.spawn(dispatcher_actor, state_);
 }
 
@@ -276,7 +399,9 @@ ClusterCoordinator::~ClusterCoordinator() {
     cancel_queued_locked(*state_, "the cluster coordinator was destroyed");
     // Steps refer to what their owner holds: wait until none runs.
     state_->changed.wait(lock, [&] { return state_->in_flight == 0; });
-    for (auto& w : state_->workers) workers.push_back(w.actor);
+    // Remote workers belong to their processes: whoever connected them stops them.
+    for (auto& w : state_->workers)
+      if (!w.remote) workers.push_back(w.actor);
   }
   caf::anon_send_exit(dispatcher_, caf::exit_reason::user_shutdown);
   for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
@@ -358,6 +483,16 @@ caf::actor ClusterCoordinator::worker(int i) const {
 int64_t ClusterCoordinator::rescheduled() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return state_->rescheduled;
+}
+
+void ClusterCoordinator::set_service(caf::actor service) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->service = std::move(service);
+}
+
+void ClusterCoordinator::on_worker_lost(std::function<void(int, int64_t)> fn) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->worker_lost = std::move(fn);
 }
 
 bool RemoteValue::ready() const {

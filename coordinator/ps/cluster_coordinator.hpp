@@ -26,6 +26,8 @@
 
 namespace troupe {
 
+class StepHost;
+
 namespace cluster_detail {
 struct State;
 struct Closure;
@@ -39,13 +41,30 @@ class PerWorkerDataset {
 
  private:
   friend class ClusterCoordinator;
+  friend class StepHost;
   explicit PerWorkerDataset(int64_t id) : id_(id) {}
   int64_t id_;
+};
+
+/// Where a step's per-worker datasets live: the coordinator's in-process workers, or a worker
+/// process's step host (coordinator/ps/step_host.hpp).
+class StepDatasets {
+ public:
+  virtual ~StepDatasets() = default;
+  /// The next element of worker `worker`'s iterator over dataset `dataset`.
+  virtual std::vector<Tensor> next(int worker, int64_t dataset) = 0;
 };
 
 /// What a step sees of the worker running it.
 class StepContext {
  public:
+  StepContext(StepDatasets* datasets, int worker, uint64_t step_id, int attempt,
+              caf::actor service = {})
+      : datasets_(datasets),
+        worker_(worker),
+        step_id_(step_id),
+        attempt_(attempt),
+        service_(std::move(service)) {}
   int worker() const { return worker_; }
   uint64_t step_id() const { return step_id_; }
   /// 1 on the first run, 2 after one rescheduling, ...
@@ -56,15 +75,15 @@ class StepContext {
   std::vector<Tensor> next(const PerWorkerDataset& dataset);
   /// The same by PerWorkerDataset::id(), for a dataset passed to the step as an argument.
   std::vector<Tensor> next(int64_t dataset_id);
+  /// The coordinator's service for its steps (ClusterCoordinator::set_service), or none.
+  const caf::actor& service() const { return service_; }
 
  private:
-  friend struct cluster_detail::State;
-  StepContext(cluster_detail::State* state, int worker, uint64_t step_id, int attempt)
-      : state_(state), worker_(worker), step_id_(step_id), attempt_(attempt) {}
-  cluster_detail::State* state_;
+  StepDatasets* datasets_;
   int worker_;
   uint64_t step_id_;
   int attempt_;
+  caf::actor service_;
 };
 
 /// A step: its worker's context and the scheduled arguments -> outputs.
@@ -99,6 +118,7 @@ class RemoteValue {
 
 /// Options of a ClusterCoordinator.
 struct ClusterCoordinatorOptions {
+  /// In-process workers to spawn (with remote workers: their count).
   int num_workers = 1;
   /// Closures sent to one worker before it answers (queued in its mailbox); at least 1.
   int max_in_flight_per_worker = 2;
@@ -111,6 +131,13 @@ class ClusterCoordinator {
   /// Spawns `num_workers` worker actors (each on its own thread) and a dispatcher. Throws
   /// invalid_argument naming a field below 1.
   ClusterCoordinator(caf::actor_system& system, ClusterCoordinatorOptions options);
+  /// Workers in other processes (or this one): step host actors (coordinator/ps/step_host.hpp)
+  /// that run a closure by step name, in worker order (options.num_workers is their count).
+  /// The same dispatch, RemoteValues and rescheduling serve them: a worker whose actor goes
+  /// away (its process killed: CAF's down message) has its queued and running closures
+  /// rescheduled on the live ones. Throws invalid_argument for no worker or an invalid handle.
+  ClusterCoordinator(caf::actor_system& system, std::vector<caf::actor> remote_workers,
+                     ClusterCoordinatorOptions options = {});
   /// Cancels queued closures, waits for the running ones, stops the actors.
   ~ClusterCoordinator();
   ClusterCoordinator(const ClusterCoordinator&) = delete;
@@ -138,6 +165,12 @@ class ClusterCoordinator {
   caf::actor worker(int i) const;
   /// Closures put back on the queue because their worker went away.
   int64_t rescheduled() const;
+  /// An actor of the coordinator's side that steps talk to (e.g. the SyncReplicas accumulator
+  /// of sync training): every closure carries it to its worker (StepContext::service()).
+  void set_service(caf::actor service);
+  /// Called with a worker's index and the number of closures rescheduled when that worker is
+  /// lost (from the dispatcher, under its lock: it must not block or call the coordinator).
+  void on_worker_lost(std::function<void(int worker, int64_t closures)> fn);
 
  private:
   std::shared_ptr<cluster_detail::State> state_;

@@ -21,9 +21,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Dials one ps task until it answers or the deadline passes: it may not be listening yet.
-caf::actor dial(caf::actor_system& system, const std::string& task, const std::string& address,
-                const PsConnectOptions& options, Clock::time_point deadline) {
-  const HostPort where = HostPort::parse(address, "cluster.ps");
+caf::actor dial(caf::actor_system& system, const std::string& job, const std::string& task,
+                const std::string& address, const PsConnectOptions& options,
+                Clock::time_point deadline) {
+  const HostPort where = HostPort::parse(address, "cluster." + job);
   WireClientOptions connect;
   connect.host = where.socket_host();
   connect.port = uint16_t(where.port);
@@ -39,11 +40,11 @@ caf::actor dial(caf::actor_system& system, const std::string& task, const std::s
     } catch (const Error& e) {
       // A refused secret or certificate does not get better by retrying.
       if (e.code() != Code::unavailable)
-        throw Error(e.code(), "ps task " + task + " at " + address + ": " + e.what());
+        throw Error(e.code(), job + " task " + task + " at " + address + ": " + e.what());
       last = e.what();
     }
     if (Clock::now() >= deadline)
-      throw unavailable("ps task " + task + " at " + address + " did not answer within " +
+      throw unavailable(job + " task " + task + " at " + address + " did not answer within " +
                         std::to_string(options.timeout.count()) + " ms: " + last);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -67,10 +68,28 @@ PsShards connect_ps_shards(caf::actor_system& system, const ClusterSpec& cluster
   for (int index : cluster.task_indices("ps")) {
     const std::string task = task_name("ps", index);
     const std::string& address = cluster.task_address("ps", index);
-    out.handles.push_back(dial(system, task, address, options, deadline));
+    out.handles.push_back(dial(system, "ps", task, address, options, deadline));
     out.tasks.push_back(task);
     out.addresses.push_back(address);
   }
+  return out;
+}
+
+std::vector<caf::actor> connect_cluster_tasks(caf::actor_system& system, const ClusterSpec& cluster,
+                                              const std::string& job,
+                                              const std::vector<int>& indices,
+                                              const PsConnectOptions& options) {
+  if (!cluster.has_job(job))
+    throw invalid_argument("connect to the " + job + " tasks: the cluster has no \"" + job +
+                           "\" job");
+  if (options.timeout.count() < 1)
+    throw invalid_argument("connect to the " + job + " tasks: timeout must be >= 1 ms, got " +
+                           std::to_string(options.timeout.count()));
+  const auto deadline = Clock::now() + options.timeout;
+  std::vector<caf::actor> out;
+  for (int index : indices)
+    out.push_back(dial(system, job, task_name(job, index), cluster.task_address(job, index),
+                       options, deadline));
   return out;
 }
 

@@ -52,6 +52,14 @@ size_t use_ps_bulk(caf::actor_system& system, const PsShards& shards,
                    const PsConnectOptions& options, PsClient& client,
                    uint64_t min_bytes = uint64_t(1) << 20);
 
+/// Connects to the services tasks `indices` of `job` publish behind their gatekeepers (e.g.
+/// the step hosts of a parameter_server run's workers), in that order, with the retries and
+/// errors of connect_ps_shards ("worker task /job:worker/task:1 at ... did not answer ...").
+std::vector<caf::actor> connect_cluster_tasks(caf::actor_system& system, const ClusterSpec& cluster,
+                                              const std::string& job,
+                                              const std::vector<int>& indices,
+                                              const PsConnectOptions& options);
+
 /// Tells every ps task that the job is over: each shard stops and its `troupe server` exits 0.
 /// Fire and forget (a task that is already gone is not an error).
 void stop_ps_shards(const PsShards& shards);

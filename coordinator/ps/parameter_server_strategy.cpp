@@ -60,7 +60,8 @@ ParameterServerStrategy::ParameterServerStrategy(caf::actor_system& system,
       ps_shards_(checked_shards(std::move(ps_shards))),
       client_(std::make_shared<PsClient>(system, options.request_timeout)),
       partitioner_(std::move(options.partitioner)),
-      placement_(resolve_placement(options, int64_t(ps_shards_.size()))) {}
+      placement_(resolve_placement(options, int64_t(ps_shards_.size()))),
+      attach_(options.attach) {}
 
 std::vector<PsVariablePlacement> ParameterServerStrategy::placements() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -83,14 +84,17 @@ std::shared_ptr<VariableStorage> ParameterServerStrategy::make_variable_storage(
                                            initial.dtype(), false, name);
     std::lock_guard<std::mutex> lock(mutex_);
     if (shards > 1) {
-      auto sharded = std::make_shared<ShardedStorage>(
-          ShardedVariable::create(client_, ps_shards_, *placement_, name, initial, shards));
+      auto sharded = std::make_shared<ShardedStorage>(ShardedVariable::create(
+          client_, ps_shards_, *placement_, name, initial, shards, !attach_));
       placement = placement_of(sharded->sharded());
       storage = sharded;
     } else {
       const int64_t task = placement_->place({name, initial.shape(), initial.dtype()});
-      auto single =
-          ParameterServerStorage::create(client_, ps_shards_[size_t(task)], task, name, initial);
+      auto single = attach_ ? std::make_shared<ParameterServerStorage>(
+                                  client_, ps_shards_[size_t(task)], task, name, initial.dtype(),
+                                  initial.shape())
+                            : ParameterServerStorage::create(client_, ps_shards_[size_t(task)],
+                                                             task, name, initial);
       placement = placement_of(*single);
       storage = single;
     }
@@ -114,12 +118,15 @@ std::shared_ptr<VariableStorage> ParameterServerStrategy::make_colocated(const s
   PsVariablePlacement placement;
   if (auto* sharded = dynamic_cast<ShardedStorage*>(it->second.get())) {
     auto s = std::make_shared<ShardedStorage>(
-        ShardedVariable::create_colocated(client_, sharded->sharded(), name, initial));
+        ShardedVariable::create_colocated(client_, sharded->sharded(), name, initial, !attach_));
     placement = placement_of(s->sharded());
     storage = s;
   } else if (auto* single = dynamic_cast<ParameterServerStorage*>(it->second.get())) {
     auto s =
-        ParameterServerStorage::create(client_, single->shard(), single->task(), name, initial);
+        attach_ ? std::make_shared<ParameterServerStorage>(client_, single->shard(), single->task(),
+                                                           name, initial.dtype(), initial.shape())
+                : ParameterServerStorage::create(client_, single->shard(), single->task(), name,
+                                                 initial);
     placement = placement_of(*s);
     storage = s;
   } else {

@@ -39,6 +39,10 @@ struct ParameterServerStrategyOptions {
   std::shared_ptr<PlacementPolicy> placement_policy;
   /// Timeout of each request to a shard.
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
+  /// The variables already live on the shards, created by the coordinator with the same
+  /// partitioner and placement: a worker process attaches to them (nothing is created; the same
+  /// creation order gives the same parts on the same tasks).
+  bool attach = false;
   StrategyOptions timeouts;
 };
 
@@ -89,6 +93,7 @@ class ParameterServerStrategy : public Strategy {
   std::shared_ptr<const PsClient> client_;
   Partitioner partitioner_;
   std::shared_ptr<PlacementPolicy> placement_;
+  bool attach_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<VariableStorage>> storages_;
   std::vector<PsVariablePlacement> placements_;

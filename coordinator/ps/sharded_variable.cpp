@@ -47,7 +47,8 @@ ShardedVariable::ShardedVariable(std::shared_ptr<const PsClient> client, ShardLa
 ShardedVariable ShardedVariable::create(std::shared_ptr<const PsClient> client,
                                         const std::vector<caf::actor>& ps_tasks,
                                         PlacementPolicy& placement, const std::string& name,
-                                        const Tensor& initial, int64_t num_shards) {
+                                        const Tensor& initial, int64_t num_shards,
+                                        bool create_parts) {
   if (!client) throw invalid_argument("sharded variable '" + name + "' needs a ps client");
   if (int64_t(ps_tasks.size()) != placement.num_tasks())
     throw invalid_argument("sharded variable '" + name + "': placement spans " +
@@ -63,7 +64,7 @@ ShardedVariable ShardedVariable::create(std::shared_ptr<const PsClient> client,
     const int64_t task = placement.place({info.name, info.shape, layout.dtype()});
     ps_create_msg m{{info.name, name, initial.shape().dims(), info.offset},
                     initial.slice_rows(offsets[i], offsets[i + 1])};
-    client->create(ps_tasks[size_t(task)], m);
+    if (create_parts) client->create(ps_tasks[size_t(task)], m);
     parts.push_back(ps_tasks[size_t(task)]);
     tasks.push_back(task);
   }
@@ -191,7 +192,8 @@ void ShardedVariable::scatter(ShardWrite kind, const Tensor& indices, const Tens
 
 ShardedVariable ShardedVariable::create_colocated(std::shared_ptr<const PsClient> client,
                                                   const ShardedVariable& with,
-                                                  const std::string& name, const Tensor& initial) {
+                                                  const std::string& name, const Tensor& initial,
+                                                  bool create_parts) {
   if (!client) throw invalid_argument("sharded variable '" + name + "' needs a ps client");
   if (!initial.defined() || initial.shape() != with.shape())
     throw invalid_argument("variable '" + name + "' colocated with sharded variable '" +
@@ -203,9 +205,10 @@ ShardedVariable ShardedVariable::create_colocated(std::shared_ptr<const PsClient
   const auto& offsets = layout.row_offsets();
   for (size_t i = 0; i < layout.num_shards(); ++i) {
     const ShardInfo& info = layout.shard(i);
-    client->create(with.parts_[i],
-                   ps_create_msg{{info.name, name, initial.shape().dims(), info.offset},
-                                 initial.slice_rows(offsets[i], offsets[i + 1])});
+    if (create_parts)
+      client->create(with.parts_[i],
+                     ps_create_msg{{info.name, name, initial.shape().dims(), info.offset},
+                                   initial.slice_rows(offsets[i], offsets[i + 1])});
   }
   return ShardedVariable(std::move(client), std::move(layout), with.parts_, with.tasks_);
 }

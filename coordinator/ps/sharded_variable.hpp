@@ -27,16 +27,19 @@ class ShardedVariable {
  public:
   /// Splits `initial` into `num_shards` parts (R-PS-SPLIT) and creates each on
   /// `ps_tasks[placement.place(part)]`, in part order (each part advances the placement).
+  /// `create_parts` false: the parts already exist there (made by the coordinator with the same
+  /// placement; a worker process attaches to them) and nothing is sent.
   static ShardedVariable create(std::shared_ptr<const PsClient> client,
                                 const std::vector<caf::actor>& ps_tasks, PlacementPolicy& placement,
-                                const std::string& name, const Tensor& initial, int64_t num_shards);
+                                const std::string& name, const Tensor& initial, int64_t num_shards,
+                                bool create_parts = true);
 
   /// A variable of the same layout as `with` (same row split), each part created on the shard of
   /// `with`'s part: an optimizer slot colocated with its variable, part by part. `initial` must
   /// have `with`'s shape (invalid_argument naming both otherwise).
   static ShardedVariable create_colocated(std::shared_ptr<const PsClient> client,
                                           const ShardedVariable& with, const std::string& name,
-                                          const Tensor& initial);
+                                          const Tensor& initial, bool create_parts = true);
 
   /// Restores parts saved by save() — of any part count — into `num_shards` new parts placed
   /// by `placement` (R-SVSAVE; E6: optimizer slots are re-sharded with the values). Each row's

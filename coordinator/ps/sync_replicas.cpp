@@ -8,42 +8,17 @@
 #include "core/status.hpp"
 #include "kernels/ops.hpp"
 #include "messages/error_channel.hpp"
+#include "messages/sync_replicas_messages.hpp"
 #include "messages/tensor_wire.hpp"
 
 namespace troupe {
-
-// Messages between workers and the accumulator actor in this process (not sent across the
-// middleman, so not in the wire's type list; inspect() lets CAF print them).
-struct sync_offer_msg {
-  int64_t local_step = 0;
-  std::vector<Tensor> values;
-  std::vector<Tensor> indices;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, sync_offer_msg& x) {
-  return f(caf::meta::type_name("sync_offer_msg"), x.local_step, x.values, x.indices);
-}
-
-struct sync_offer_reply_msg {
-  bool accepted = false;
-  bool apply = false;
-  int64_t global_step = 0;
-  std::vector<Tensor> values;
-  std::vector<Tensor> indices;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, sync_offer_reply_msg& x) {
-  return f(caf::meta::type_name("sync_offer_reply_msg"), x.accepted, x.apply, x.global_step,
-           x.values, x.indices);
-}
 
 namespace {
 
 using take_token_atom = caf::atom_constant<caf::atom("taketoken")>;
 using step_applied_atom = caf::atom_constant<caf::atom("stepappl")>;
 using sync_stats_atom = caf::atom_constant<caf::atom("syncstats")>;
+using lost_tokens_atom = caf::atom_constant<caf::atom("losttokns")>;
 
 struct SyncState {
   SyncState(SyncReplicasPlan p, std::shared_ptr<const KernelRegistry> k)
@@ -189,6 +164,18 @@ caf::behavior sync_replicas_actor(caf::stateful_actor<std::shared_ptr<SyncState>
           s.serve_waiting();
         }
       },
+      // A lost worker may have taken tokens with it: put `n` back, of the current step. If it
+      // was applying a step's mean (the step's tokens wait for that), it will never report the
+      // step applied: the tokens are released now, and the rescheduled closure completes the
+      // parts of the update the shards have not seen under its step id. A token too many costs
+      // one more gradient of the step, or one dropped as stale.
+      [self](lost_tokens_atom, int64_t n) {
+        auto& s = *self->state;
+        if (n <= 0) return;
+        s.tokens.put(n + s.tokens_to_release, s.accumulator.global_step());
+        s.tokens_to_release = 0;
+        s.serve_waiting();
+      },
       [self](sync_stats_atom) {
         auto& s = *self->state;
         return std::make_tuple(s.accumulator.global_step(), s.accumulator.dropped(),
@@ -221,10 +208,22 @@ SyncReplicas::SyncReplicas(caf::actor_system& system, SyncReplicasOptions option
       system.spawn(sync_replicas_actor, std::make_shared<SyncState>(plan_, std::move(kernels)));
 }
 
-SyncReplicas::~SyncReplicas() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
+SyncReplicas::SyncReplicas(caf::actor_system& system, caf::actor remote,
+                           SyncReplicasOptions options, std::chrono::milliseconds timeout)
+    : system_(&system), plan_(options), timeout_(timeout), actor_(std::move(remote)), owns_(false) {
+  if (!actor_) throw invalid_argument("SyncReplicas: the accumulator handle is not valid");
+}
+
+SyncReplicas::~SyncReplicas() {
+  if (owns_) caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+}
 
 int64_t SyncReplicas::take_token() const {
   return ask<int64_t>(*system_, actor_, timeout_, take_token_atom::value);
+}
+
+void SyncReplicas::replace_lost_tokens(const caf::actor& accumulator, int64_t n) {
+  if (accumulator && n > 0) caf::anon_send(accumulator, lost_tokens_atom::value, n);
 }
 
 SyncOffer SyncReplicas::offer(int64_t local_step, std::vector<SyncGradient> grads) const {

@@ -8,6 +8,7 @@
 //    mean back and applies it to the ps shards; then it reports the step applied, and only then
 //    are tokens_per_step tokens of the new global step released — so no worker computes on
 //    variables the step has not finished updating.
+// Its messages are in the wire's type list: workers in other processes offer to it.
 // One accumulator serves all of a model's variables: a step's gradients arrive together, so one
 // global step per model is what TF's per-variable accumulators amount to.
 
@@ -54,6 +55,10 @@ class SyncReplicas {
   SyncReplicas(caf::actor_system& system, SyncReplicasOptions options,
                std::shared_ptr<const KernelRegistry> kernels,
                std::chrono::milliseconds timeout = std::chrono::minutes(10));
+  /// The accumulator `remote` of a coordinator in another process (its ClusterCoordinator's
+  /// service, StepContext::service()), for a worker process's steps; not stopped by this.
+  SyncReplicas(caf::actor_system& system, caf::actor remote, SyncReplicasOptions options,
+               std::chrono::milliseconds timeout = std::chrono::minutes(10));
   ~SyncReplicas();
   SyncReplicas(const SyncReplicas&) = delete;
   SyncReplicas& operator=(const SyncReplicas&) = delete;
@@ -61,18 +66,26 @@ class SyncReplicas {
   const SyncReplicasPlan& plan() const { return plan_; }
   /// Blocks until a token is available; returns its global step.
   int64_t take_token() const;
+  /// A worker was lost holding `n` closures, each of which may have taken a token: puts `n`
+  /// tokens of the current step back, and releases the tokens of a step whose update is being
+  /// applied (the lost worker may have been applying it), so training goes on with the live
+  /// workers. Fire and forget; safe after `accumulator` is gone.
+  static void replace_lost_tokens(const caf::actor& accumulator, int64_t n);
   /// Offers gradients computed at `local_step` (one per variable, in variable order; every
   /// offer of a step must have the same layout, else invalid_argument naming the variable).
   SyncOffer offer(int64_t local_step, std::vector<SyncGradient> grads) const;
   /// The mean of step `global_step` is on the shards: releases the next step's tokens.
   void applied(int64_t global_step) const;
   SyncReplicasStats stats() const;
+  /// The accumulator actor (what remote workers talk to).
+  const caf::actor& actor() const { return actor_; }
 
  private:
   caf::actor_system* system_;
   SyncReplicasPlan plan_;
   std::chrono::milliseconds timeout_;
   caf::actor actor_;
+  bool owns_ = true;
 };
 
 }  // namespace troupe

@@ -18,6 +18,7 @@ namespace troupe {
 
 class ModelRegistry;
 struct ProgressPoint;
+struct PsRemoteCluster;
 
 /// What run_experiment is doing, published for a signal handler that must decide whether the
 /// run will reach a consistent stop soon (a step or checkpoint in progress) or may be blocked for
@@ -45,6 +46,9 @@ struct RunOptions {
   /// Called after every logged step with what was logged; true stops the run there (checkpoint
   /// written, summary.interrupted set), as `troupe compare`'s wall-time and target-loss rules do.
   std::function<bool(const ProgressPoint&)> stop_after_log;
+  /// A parameter_server run across processes (experiment/run/ps_experiment_runner.hpp): the
+  /// ps tasks' shards and the workers' step hosts this process coordinates; null: in-process.
+  std::shared_ptr<const PsRemoteCluster> ps_cluster;
 };
 
 /// What a run did.

@@ -40,8 +40,18 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
                         " backup shards are not implemented; use 1");
   if (options.workers)
     throw unimplemented(
-        "strategy.kind parameter_server runs its workers in this process (troupe run); as one "
-        "worker of a troupe server cluster it is not supported yet");
+        "strategy.kind parameter_server runs its workers in this process (troupe run) or as "
+        "step hosts of its own cluster (troupe launch --ps); as one worker of a collective "
+        "group it is not supported");
+  if (auto& cluster = options.ps_cluster) {
+    if (int64_t(cluster->shards.size()) != ps.num_ps() ||
+        int64_t(cluster->workers.size()) != ps.workers())
+      throw invalid_argument("strategy.num_ps " + std::to_string(ps.num_ps()) +
+                             " and strategy.workers " + std::to_string(ps.workers()) +
+                             " do not match the cluster's " +
+                             std::to_string(cluster->shards.size()) + " ps task(s) and " +
+                             std::to_string(cluster->workers.size()) + " worker(s)");
+  }
   if (options.resume)
     throw unimplemented(
         "--resume: parameter_server runs write checkpoints but cannot resume from them yet");
@@ -65,7 +75,33 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
 
 // Every variable and slot, pulled from the shards between steps (the run joins first), and
 // the optimizer's update count, in the checkpoint format of the other strategies.
-std::string save(PsTrainer& trainer, const std::string& dir, int64_t step, int64_t keep) {
+// Distinct step ids applied at the shards to the model's variables (not the slots, updated
+// with them): every update names its closure's step id and a shard applies an id once, so this
+// counts the updates that reached the shards however often a closure ran (async: one per
+// closure; sync: one per replicas_to_aggregate accepted gradients).
+int64_t steps_applied_at_shards(const ParameterServerStrategy& strategy) {
+  std::vector<std::pair<caf::actor, ps_save_msg>> saves;
+  for (auto& v : strategy.placements())
+    if (!v.on_coordinator && v.colocated_with.empty())
+      for (auto& part : v.parts)
+        saves.push_back({strategy.ps_shards()[size_t(part.task)], ps_save_msg{{part.name}}});
+  std::vector<bool> seen;
+  int64_t count = 0;
+  auto mark = [&](uint64_t id) {
+    if (id >= seen.size()) seen.resize(size_t(id) + 1, false);
+    if (!seen[size_t(id)]) ++count;
+    seen[size_t(id)] = true;
+  };
+  for (auto& checkpoint : strategy.client()->save_all(saves))
+    for (auto& v : checkpoint.variables) {
+      for (uint64_t id = 1; id <= v.applied_floor; ++id) mark(id);
+      for (uint64_t id : v.applied_sparse) mark(id);
+    }
+  return count;
+}
+
+std::string save(PsTrainer& trainer, const std::string& dir, int64_t step, int64_t keep,
+                 int64_t iterations) {
   std::map<std::string, Tensor> tensors;
   auto& opt = trainer.optimizer();
   for (size_t i = 0; i < trainer.variables().size(); ++i) {
@@ -74,7 +110,7 @@ std::string save(PsTrainer& trainer, const std::string& dir, int64_t step, int64
     for (auto& slot : opt.slot_names())
       tensors.emplace(opt.slot(i, slot).name(), opt.slot(i, slot).storage().read(0));
   }
-  tensors.emplace("optimizer/iterations", Tensor::from_scalar<int64_t>(trainer.updates_applied()));
+  tensors.emplace("optimizer/iterations", Tensor::from_scalar<int64_t>(iterations));
   return checkpoint::write_checkpoint(dir, step, tensors, {}, {keep});
 }
 
@@ -85,6 +121,30 @@ ParameterServerStrategyOptions make_ps_strategy_options(const proto::ParameterSe
   o.partitioner = experiment::make_experiment_partitioner(spec.partitioner());
   o.placement = spec.placement().empty() ? "round_robin" : spec.placement();
   return o;
+}
+
+ElementFn make_ps_worker_input(const proto::Experiment& e, int worker) {
+  const int workers = int(e.strategy().parameter_server().workers());
+  auto it = std::make_shared<data::Iterator>(
+      make_training_pipeline(e, data::InputContext(workers, worker, workers),
+                             e.data().global_batch() / workers)
+          .make_iterator());
+  return ElementFn([it] {
+    auto element = it->next();
+    if (!element) throw out_of_range("the training pipeline ended");
+    return *element;
+  });
+}
+
+PsTrainingOptions make_ps_training_options(const proto::ParameterServerSpec& spec) {
+  PsTrainingOptions training;
+  training.mode = parse_ps_training_mode(spec.mode().empty() ? "async" : spec.mode());
+  if (training.mode == PsTrainingMode::sync) {
+    training.replicas_to_aggregate = spec.replicas_to_aggregate();
+    training.total_num_replicas = spec.total_num_replicas();
+  }
+  training.num_workers = spec.workers();
+  return training;
 }
 
 RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment& e,
@@ -102,33 +162,36 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   const int64_t global_batch = e.data().global_batch();
   const int64_t checkpoint_every = e.train().checkpoint_every();
 
-  Shards shards;
-  auto kernels = default_kernels();
-  for (int64_t k = 0; k < spec.num_ps(); ++k)
-    shards.actors.push_back(spawn_ps_shard(system, {"ps:" + std::to_string(k), kernels}));
-  ParameterServerStrategy strategy(system, shards.actors, make_ps_strategy_options(spec));
-  ClusterCoordinator coordinator(system, {workers, 2, 1});
+  const PsRemoteCluster* cluster = options.ps_cluster.get();
+  Shards shards;  // in-process shards, stopped when the run leaves
+  std::vector<caf::actor> ps_tasks;
+  if (cluster) {
+    ps_tasks = cluster->shards;
+  } else {
+    auto kernels = default_kernels();
+    for (int64_t k = 0; k < spec.num_ps(); ++k)
+      shards.actors.push_back(spawn_ps_shard(system, {"ps:" + std::to_string(k), kernels}));
+    ps_tasks = shards.actors;
+  }
+  ParameterServerStrategy strategy(system, ps_tasks, make_ps_strategy_options(spec));
+  ClusterCoordinator coordinator = [&] {
+    if (cluster) return ClusterCoordinator(system, cluster->workers, {workers, 2, 1});
+    return ClusterCoordinator(system, {workers, 2, 1});
+  }();
   const ModelRegistry registry = ModelRegistry::with_builtins();
   std::shared_ptr<const Model> model =
       registry.create_model(e.model().kind(), make_model_config(e));
-  PsTrainingOptions training;
-  training.mode = parse_ps_training_mode(spec.mode().empty() ? "async" : spec.mode());
-  if (training.mode == PsTrainingMode::sync) {
-    training.replicas_to_aggregate = spec.replicas_to_aggregate();
-    training.total_num_replicas = spec.total_num_replicas();
-  }
+  PsTrainingOptions training = make_ps_training_options(spec);
   PsTrainer trainer(strategy, coordinator, model, make_optimizer_config(e.optimizer()), training);
-  const PerWorkerDataset data = coordinator.create_per_worker_dataset([&e, workers,
-                                                                       global_batch](int w) {
-    auto it = std::make_shared<data::Iterator>(
-        make_training_pipeline(e, data::InputContext(workers, w, workers), global_batch / workers)
-            .make_iterator());
-    return ElementFn([it] {
-      auto element = it->next();
-      if (!element) throw out_of_range("the training pipeline ended");
-      return *element;
-    });
-  });
+  // Remote workers make the same dataset (experiment/run/ps_worker_host.cpp); this one serves
+  // the in-process workers.
+  const PerWorkerDataset data =
+      coordinator.create_per_worker_dataset([&e](int w) { return make_ps_worker_input(e, w); });
+  // Updates applied so far: the trainer's count in process; across processes the workers apply
+  // them, so the shards are asked.
+  auto iterations = [&] {
+    return cluster ? steps_applied_at_shards(strategy) : trainer.updates_applied();
+  };
 
   summary.metrics_csv = summary.run_dir + "/metrics.csv";
   ProgressReporter progress(options.out, options.tty, summary.metrics_csv);
@@ -165,11 +228,12 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
                                 {"examples_per_second", float(point.examples_per_s)}});
     }
     if (checkpoint_every > 0 && step % checkpoint_every == 0 && step != total)
-      summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep());
+      summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep(), iterations());
   }
   progress.finish();
   // At the end, and when stopped: nothing trained is lost.
-  summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep());
+  const int64_t applied = iterations();
+  summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep(), applied);
   events.close();
   const double elapsed =
       std::max(std::chrono::duration<double>(Clock::now() - run_start).count(), 1e-9);
@@ -177,13 +241,14 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   summary.final_loss = point.loss;
   summary.final_accuracy = -1;
   summary.examples_per_s = double(step) * double(global_batch) / elapsed;
-  std::fprintf(options.out,
-               "parameter_server: %lld ps task(s), %d worker(s), mode %s, %lld update(s) applied, "
-               "%lld step(s) rescheduled\n",
-               static_cast<long long>(spec.num_ps()), workers,
-               training.mode == PsTrainingMode::sync ? "sync" : "async",
-               static_cast<long long>(trainer.updates_applied()),
-               static_cast<long long>(coordinator.rescheduled()));
+  std::fprintf(
+      options.out,
+      "parameter_server: %lld ps task(s), %d worker(s)%s, mode %s, %lld update(s) "
+      "applied%s, %lld step(s) rescheduled\n",
+      static_cast<long long>(spec.num_ps()), workers,
+      cluster ? (" (" + std::to_string(coordinator.live_workers()) + " alive)").c_str() : "",
+      training.mode == PsTrainingMode::sync ? "sync" : "async", static_cast<long long>(applied),
+      cluster ? " at the shards" : "", static_cast<long long>(coordinator.rescheduled()));
   return summary;
 }
 

@@ -299,13 +299,12 @@ TEST(PsLaunchUsage, BadPsFlagsAreRefusedBeforeAnyProcessStarts) {
   EXPECT_EQ(demo.wait(60s), 2) << demo.err();
   EXPECT_TRUE(contains(demo.err(), "the embedded demo: strategy.kind is mirrored")) << demo.err();
   EXPECT_FALSE(contains(demo.out(), "started")) << demo.out();
-  // A parameter_server experiment trains on troupe run's in-process cluster, not under launch.
-  TroupeProcess ps_file({"launch", "-n", "2", "--ps", "2",
+  // A parameter_server experiment trains under launch when its cluster is the one launched.
+  TroupeProcess ps_file({"launch", "-n", "1", "--ps", "2",
                          std::string(TROUPE_SOURCE_DIR) + "/examples/ps_embedding.yaml"});
   EXPECT_EQ(ps_file.wait(60s), 2) << ps_file.err();
   EXPECT_TRUE(contains(ps_file.err(),
-                       "strategy.kind is parameter_server, which trains on the "
-                       "in-process cluster of `troupe run`"))
+                       "strategy.num_ps 2 and strategy.workers 2 do not match --ps 2 and -n 1"))
       << ps_file.err();
   EXPECT_FALSE(contains(ps_file.out(), "started")) << ps_file.out();
 }

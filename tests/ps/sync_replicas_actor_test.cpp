@@ -52,6 +52,30 @@ TEST_F(SyncReplicasActor, TheCompletingOfferGetsTheMeanAndTokensFollowTheApply) 
   EXPECT_EQ(sync.take_token(), 1);
 }
 
+TEST_F(SyncReplicasActor, TokensLostWithAWorkerAreGivenAgain) {
+  SyncReplicasOptions o;
+  o.replicas_to_aggregate = 2;
+  SyncReplicas sync(*sys_, o, cpu_kernels());
+  // Both tokens of step 0 are out; one went with a lost worker.
+  EXPECT_EQ(sync.take_token(), 0);
+  EXPECT_EQ(sync.take_token(), 0);
+  EXPECT_FALSE(sync.offer(0, {{floats({2}, {1, 2}), Tensor()}}).apply);
+  // The lost worker's closure, run again, waits for a token until the loss is reported.
+  auto retry = std::async(std::launch::async, [&] { return sync.take_token(); });
+  SyncReplicas::replace_lost_tokens(sync.actor(), 1);
+  EXPECT_EQ(retry.get(), 0);
+  SyncOffer done = sync.offer(0, {{floats({2}, {3, 4}), Tensor()}});
+  ASSERT_TRUE(done.apply);
+  // Lost while the update goes to the shards (maybe by the worker applying it, which would
+  // never report it applied): the next step's tokens are released at once, with one more.
+  SyncReplicas::replace_lost_tokens(sync.actor(), 1);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(sync.take_token(), 1);
+  // A late report of the applied step changes nothing.
+  sync.applied(0);
+  EXPECT_EQ(sync.stats().global_step, 1);
+  EXPECT_EQ(sync.stats().accepted, 0);
+}
+
 TEST_F(SyncReplicasActor, OffersOfAnotherLayoutAreRefused) {
   SyncReplicasOptions o;
   o.replicas_to_aggregate = 2;

@@ -6,10 +6,16 @@
 #include <filesystem>
 #include <random>
 
+#include <caf/all.hpp>
+
+#include "actors/ps_shard.hpp"
 #include "core/data/example_proto.hpp"
 #include "core/data/tfrecord.hpp"
 #include "experiment/checkpoint/checkpoint.hpp"
 #include "experiment/experiment_file.hpp"
+#include "experiment/run/ps_experiment_runner.hpp"
+#include "experiment/run/ps_worker_host.hpp"
+#include "kernels/registry.hpp"
 #include "tests/common/error_of.hpp"
 #include "tests/run/run_test_util.hpp"
 
@@ -54,6 +60,11 @@ proto::Experiment ps_experiment(const std::string& data, const std::string& stra
       "global_batch: 64, shuffle: true}\n"
       "optimizer: {kind: adagrad, learning_rate: 0.5}\n"
       "train: {steps: 150, log_every: 50, checkpoint_every: 100, checkpoint_dir: runs/ps}\n");
+}
+
+RunOptions options_with(RunOptions options, std::shared_ptr<const PsRemoteCluster> cluster) {
+  options.ps_cluster = std::move(cluster);
+  return options;
 }
 
 class PsRun : public ::testing::Test {
@@ -111,6 +122,33 @@ TEST_F(PsRun, WhatItCannotDoYetIsRefusedByName) {
   EXPECT_EQ(error_of([&] { run(runtime, chunked, dir + "/chunked"); }),
             "train.steps_per_execution: parameter_server runs schedule one step per closure; "
             "remove it");
+}
+
+// A worker process's host checks its part of the cluster before serving steps; so does a
+// coordinator given a cluster of another shape.
+TEST_F(PsRun, AWorkerHostOrClusterOfAnotherShapeIsRefusedNamingBoth) {
+  auto kernels = std::make_shared<const KernelRegistry>(make_cpu_registry());
+  std::vector<caf::actor> shards{spawn_ps_shard(runtime.system(), {"ps:0", kernels}),
+                                 spawn_ps_shard(runtime.system(), {"ps:1", kernels})};
+  auto e = ps_experiment(data, "");
+  EXPECT_EQ(error_of([&] { PsWorkerHost h(runtime.system(), e, 0, {shards[0]}); }),
+            "strategy.num_ps is 2, but 1 ps shard(s) were connected");
+  EXPECT_EQ(error_of([&] { PsWorkerHost h(runtime.system(), e, 2, shards); }),
+            "worker 2 is not below strategy.workers 2");
+  auto odd = e;
+  odd.mutable_data()->set_global_batch(63);
+  EXPECT_EQ(error_of([&] { PsWorkerHost h(runtime.system(), odd, 1, shards); }),
+            "data.global_batch 63 does not split evenly over strategy.workers 2");
+  RunOptions options;
+  options.run_dir = dir + "/cluster";
+  options.out = stderr;
+  auto cluster = std::make_shared<PsRemoteCluster>();
+  cluster->shards = shards;
+  EXPECT_EQ(
+      error_of([&] { run_ps_experiment(runtime.system(), e, options_with(options, cluster)); }),
+      "strategy.num_ps 2 and strategy.workers 2 do not match the cluster's 2 ps task(s) "
+      "and 0 worker(s)");
+  for (auto& shard : shards) caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
 }
 
 }  // namespace

@@ -1,0 +1,89 @@
+#include "coordinator/ps/step_host.hpp"
+
+#include <caf/all.hpp>
+
+#include "coordinator/ps/step_id_scope.hpp"
+#include "core/status.hpp"
+#include "messages/atoms.hpp"
+#include "messages/error_channel.hpp"
+#include "messages/ps_step_messages.hpp"
+
+namespace troupe {
+
+StepHost::StepHost(int worker) : worker_(worker) {
+  if (worker < 0)
+    throw invalid_argument("StepHost: the worker index must be >= 0, got " +
+                           std::to_string(worker));
+}
+
+void StepHost::register_step(const std::string& name, RemoteStepFn fn) {
+  if (name.empty() || !fn) throw invalid_argument("StepHost: a step needs a name and a function");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!steps_.emplace(name, std::move(fn)).second)
+    throw invalid_argument("StepHost: step '" + name + "' is already registered");
+}
+
+PerWorkerDataset StepHost::create_per_worker_dataset(PerWorkerDatasetFn fn) {
+  if (!fn) throw invalid_argument("create_per_worker_dataset needs a dataset function");
+  std::lock_guard<std::mutex> lock(mutex_);
+  datasets_.push_back(std::move(fn));
+  return PerWorkerDataset(int64_t(datasets_.size()) - 1);
+}
+
+std::vector<Tensor> StepHost::next(int worker, int64_t dataset) {
+  auto it = iterators_.find(dataset);
+  if (it == iterators_.end()) {
+    PerWorkerDatasetFn make;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (dataset < 0 || dataset >= int64_t(datasets_.size()))
+        throw invalid_argument("per-worker dataset " + std::to_string(dataset) +
+                               " was not created on worker " + std::to_string(worker_));
+      make = datasets_[size_t(dataset)];
+    }
+    it = iterators_.emplace(dataset, make(worker)).first;
+  }
+  return it->second();
+}
+
+std::vector<Tensor> StepHost::run(const std::string& name, uint64_t step_id, int attempt,
+                                  const std::vector<Tensor>& args, caf::actor service) {
+  RemoteStepFn fn;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = steps_.find(name);
+    if (it == steps_.end())
+      throw invalid_argument("worker " + std::to_string(worker_) + " has no step named '" + name +
+                             "'");
+    fn = it->second;
+  }
+  ScopedStepId id(step_id);
+  StepContext ctx(this, worker_, step_id, attempt, std::move(service));
+  return fn(ctx, args);
+}
+
+namespace {
+
+caf::behavior step_host_actor(caf::event_based_actor* self, std::shared_ptr<StepHost> host) {
+  return {
+      [host](ps_run_step_msg& msg) -> caf::result<ps_step_done_msg> {
+        try {
+          return ps_step_done_msg{
+              msg.step_id, int32_t(host->worker()),
+              host->run(msg.step, msg.step_id, msg.attempt, msg.args, std::move(msg.service))};
+        } catch (const std::exception& e) {
+          return to_caf_error(status_of(e));
+        }
+      },
+      [self](stop_atom) { self->quit(); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_step_host(caf::actor_system& system, std::shared_ptr<StepHost> host) {
+  if (!host) throw invalid_argument("spawn_step_host needs a StepHost");
+  return system.spawn<caf::detached>(step_host_actor, std::move(host));
+}
+
+}  // namespace troupe

@@ -1,0 +1,272 @@
+// A parameter_server experiment trained across processes with `troupe launch -n 2 --ps 2`
+// (issue 12, items 6, 7, 10): the variables live on two `troupe server --job ps` processes,
+// worker task 0 coordinates (TF's chief) and both worker processes run the scheduled
+// train_step closures against their own connections to the shards, each on its own shard of
+// the ratings. A worker killed with kill -9 mid-run has its closures rescheduled on the other,
+// and the step ids applied at the shards equal the closures scheduled.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+
+#include "core/data/example_proto.hpp"
+#include "core/data/tfrecord.hpp"
+#include "experiment/checkpoint/checkpoint.hpp"
+#include "tests/process/child_process.hpp"
+
+namespace troupe::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class PsTraining : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("troupe_ps_training_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    write_ratings();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // 4000 ratings of 30 users x 20 items by hidden rank-2 factors, in two TFRecord files (worker
+  // w reads file w).
+  void write_ratings() {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> x(-1.f, 1.f);
+    std::vector<float> users(60), items(40);
+    for (auto& v : users) v = x(rng);
+    for (auto& v : items) v = x(rng);
+    data::TFRecordWriter even((dir_ / "ratings-0.tfrecord").string());
+    data::TFRecordWriter odd((dir_ / "ratings-1.tfrecord").string());
+    for (int n = 0; n < 4000; ++n) {
+      int64_t u = int64_t(rng() % 30), i = int64_t(rng() % 20);
+      data::Example example;
+      example["ids"] = data::Feature::of_int64s({u, i});
+      example["rating"] =
+          data::Feature::of_floats({users[size_t(2 * u)] * items[size_t(2 * i)] +
+                                    users[size_t(2 * u + 1)] * items[size_t(2 * i + 1)]});
+      (n % 2 ? odd : even).write(data::encode_example(example));
+    }
+    even.close();
+    odd.close();
+  }
+
+  std::string write_experiment(const std::string& strategy_extra, int steps, int log_every,
+                               int num_ps = 2, int workers = 2) {
+    const std::string path = (dir_ / "ps.yaml").string();
+    std::ofstream(path)
+        << "name: ps-launch\nseed: 1\n"
+        << "strategy: {kind: parameter_server, num_ps: " << num_ps << ", workers: " << workers
+        << ", partitioner: {kind: fixed, num_shards: 2}" << strategy_extra << "}\n"
+        << "model: {kind: embedding, num_users: 30, num_items: 20, embedding_dim: 4}\n"
+        << "data: {kind: tfrecord, files: [" << (dir_ / "ratings-0.tfrecord").string() << ", "
+        << (dir_ / "ratings-1.tfrecord").string()
+        << "], features: {ids: {dtype: int64, shape: [2]}, rating: {dtype: float32}}, "
+           "label: rating, global_batch: 64, shuffle: true}\n"
+        << "optimizer: {kind: adagrad, learning_rate: 0.5}\n"
+        << "train: {steps: " << steps << ", log_every: " << log_every
+        << ", checkpoint_every: " << steps / 2 << ", checkpoint_dir: " << run_dir() << "}\n";
+    return path;
+  }
+
+  std::string run_dir() const { return (dir_ / "run").string(); }
+
+  static std::string finish(TroupeProcess& p, std::string text, int* code) {
+    while (auto line = p.read_line(300s)) text += *line + "\n";
+    *code = p.wait(60s).value_or(-1);
+    return text + p.out() + "\n--- stderr ---\n" + p.err();
+  }
+
+  // The coordinator's final loss ("finished at step N: loss X").
+  static double final_loss(const std::string& out) {
+    std::smatch m;
+    if (!std::regex_search(out, m, std::regex(R"(finished at step \d+: loss ([0-9.e+-]+))")))
+      return -1;
+    return std::stod(m[1]);
+  }
+
+  // The step ids the shards applied, as the coordinator reports them at the end.
+  static int64_t applied_at_shards(const std::string& out) {
+    std::smatch m;
+    if (!std::regex_search(out, m, std::regex(R"((\d+) update\(s\) applied at the shards)")))
+      return -1;
+    return std::stoll(m[1]);
+  }
+
+  void expect_run_outputs(const std::string& out, int steps, int64_t iterations) {
+    EXPECT_TRUE(fs::exists(run_dir() + "/metrics.csv")) << out;
+    bool events = false;
+    for (auto& entry : fs::directory_iterator(run_dir()))
+      events |= entry.path().filename().string().rfind("events.out.tfevents", 0) == 0;
+    EXPECT_TRUE(events) << out;
+    auto latest = checkpoint::latest_checkpoint(run_dir());
+    ASSERT_TRUE(latest) << out;
+    auto ckpt = checkpoint::read_checkpoint(*latest);
+    EXPECT_EQ(ckpt.step, steps);
+    EXPECT_EQ(ckpt.tensors.at("embedding/users").shape(), (Shape{30, 4}));
+    EXPECT_EQ(ckpt.tensors.at("embedding/items/accumulator").shape(), (Shape{20, 4}));
+    EXPECT_EQ(ckpt.tensors.at("optimizer/iterations").scalar<int64_t>(), iterations);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(PsTraining, TwoPsTwoWorkersTrainMatrixFactorisationAsyncToALossThreshold) {
+  TroupeProcess launch({"launch", "-n", "2", "--ps", "2", write_experiment("", 150, 50)});
+  int code = -1;
+  const std::string out = finish(launch, "", &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(contains(out,
+                       "[worker:1] troupe server /job:worker/task:1: serving "
+                       "parameter_server steps on 127.0.0.1:"))
+      << out;
+  EXPECT_TRUE(contains(out, "coordinating 2 worker(s) over 2 ps task(s)")) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] step 150/150")) << out;
+  // Ratings have variance about 0.2; the mean loss of the last 50 steps falls far below it.
+  const double loss = final_loss(out);
+  EXPECT_GE(loss, 0) << out;
+  EXPECT_LT(loss, 0.05) << out;
+  // Two closures per step, one update each, every one applied once at the shards.
+  EXPECT_EQ(applied_at_shards(out), 300) << out;
+  EXPECT_TRUE(contains(out, "the job is over (the coordinator stopped this worker)")) << out;
+  EXPECT_TRUE(contains(out, "all 2 ps task(s) stopped")) << out;
+  expect_run_outputs(out, 150, 300);
+}
+
+TEST_F(PsTraining, TwoPsTwoWorkersTrainMatrixFactorisationSyncToALossThreshold) {
+  TroupeProcess launch({"launch", "-n", "2", "--ps", "2", "--no-tls",
+                        write_experiment(", mode: sync, replicas_to_aggregate: 2", 200, 50)});
+  int code = -1;
+  const std::string out = finish(launch, "", &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(contains(out, "mode sync")) << out;
+  const double loss = final_loss(out);
+  EXPECT_GE(loss, 0) << out;
+  EXPECT_LT(loss, 0.1) << out;
+  // Sync: one update per two accepted gradients. Each global step releases two tokens, so no
+  // gradient goes stale: 400 closures make 200 updates, each applied once at the shards.
+  EXPECT_EQ(applied_at_shards(out), 200) << out;
+  expect_run_outputs(out, 200, 200);
+}
+
+TEST_F(PsTraining, AWorkerKilledMidRunIsReplacedAndUpdatesEqualStepsScheduled) {
+  const int steps = 1000;
+  TroupeProcess launch(
+      {"launch", "-n", "2", "--ps", "2", "--no-tls", write_experiment("", steps, 10)});
+  std::string text;
+  int worker1 = 0;
+  const std::regex started(R"(started /job:worker/task:1 \(pid (\d+)\))");
+  // Kill worker 1 once the coordinator has logged a window: closures are out on both workers.
+  while (worker1 == 0 || !contains(text, "[worker:0] step 20/")) {
+    auto line = launch.read_line(240s);
+    ASSERT_TRUE(line) << text << launch.err();
+    text += *line + "\n";
+    std::smatch m;
+    if (std::regex_search(*line, m, started)) worker1 = std::stoi(m[1]);
+  }
+  ASSERT_EQ(::kill(worker1, SIGKILL), 0);
+  int code = -1;
+  const std::string out = finish(launch, text, &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(contains(out, "/job:worker/task:1 (pid " + std::to_string(worker1) +
+                                ") was killed by signal 9 (SIGKILL); the coordinator reschedules "
+                                "its steps on the other workers"))
+      << out;
+  EXPECT_TRUE(contains(out, "the run finished; 1 of 2 worker(s) were lost")) << out;
+  EXPECT_TRUE(contains(out, "2 worker(s) (1 alive)")) << out;
+  // Every closure scheduled was applied once at the shards: none lost with the dead worker,
+  // none applied twice when it ran again (the shards deduplicate by step id).
+  EXPECT_EQ(applied_at_shards(out), 2 * steps) << out;
+  expect_run_outputs(out, steps, 2 * steps);
+}
+
+TEST_F(PsTraining, AWorkerKilledMidRunInSyncModeIsReplacedAndTheRunCompletes) {
+  const int steps = 600;
+  TroupeProcess launch({"launch", "-n", "2", "--ps", "2", "--no-tls",
+                        write_experiment(", mode: sync, replicas_to_aggregate: 2", steps, 10)});
+  std::string text;
+  int worker1 = 0;
+  const std::regex started(R"(started /job:worker/task:1 \(pid (\d+)\))");
+  while (worker1 == 0 || !contains(text, "[worker:0] step 20/")) {
+    auto line = launch.read_line(240s);
+    ASSERT_TRUE(line) << text << launch.err();
+    text += *line + "\n";
+    std::smatch m;
+    if (std::regex_search(*line, m, started)) worker1 = std::stoi(m[1]);
+  }
+  // Worker 1 most likely dies holding a token of the current step: its closures run again on
+  // worker 0 with a token of the step they find, so the step completes instead of waiting.
+  ASSERT_EQ(::kill(worker1, SIGKILL), 0);
+  int code = -1;
+  const std::string out = finish(launch, text, &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(contains(out, "the run finished; 1 of 2 worker(s) were lost")) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] finished at step 600")) << out;
+  // Two accepted gradients per update: at most one update per two closures.
+  const int64_t applied = applied_at_shards(out);
+  EXPECT_GT(applied, 0) << out;
+  EXPECT_LE(applied, steps) << out;
+  expect_run_outputs(out, steps, applied);
+}
+
+TEST_F(PsTraining, ALaunchWhoseClusterDoesNotMatchTheFileIsRefusedNamingBoth) {
+  const std::string file = write_experiment("", 10, 5);
+  TroupeProcess ps({"launch", "-n", "2", "--ps", "1", file});
+  EXPECT_EQ(ps.wait(60s), 2) << ps.err();
+  EXPECT_TRUE(contains(ps.err(), file + ": strategy.num_ps 2 and strategy.workers 2 do not match "
+                                        "--ps 1 and -n 2"))
+      << ps.err();
+  EXPECT_FALSE(contains(ps.out(), "started")) << ps.out();
+  TroupeProcess workers({"launch", "-n", "3", "--ps", "2", file});
+  EXPECT_EQ(workers.wait(60s), 2) << workers.err();
+  EXPECT_TRUE(contains(workers.err(), "do not match --ps 2 and -n 3")) << workers.err();
+  TroupeProcess evaluator({"launch", "-n", "2", "--ps", "2", "--evaluator", file});
+  EXPECT_EQ(evaluator.wait(60s), 2) << evaluator.err();
+  EXPECT_TRUE(
+      contains(evaluator.err(), "--evaluator is not supported for parameter_server runs yet"))
+      << evaluator.err();
+}
+
+TEST_F(PsTraining, AWorkerTaskOfAnotherClusterShapeIsRefusedNamingBoth) {
+  // A worker task started by hand in a cluster of one ps task for a file that wants two.
+  const std::string cluster = (dir_ / "cluster.json").string();
+  std::ofstream(cluster) << R"({"worker": ["127.0.0.1:1", "127.0.0.1:2"], "ps": ["127.0.0.1:3"]})";
+  TroupeProcess server({"server", "--cluster", cluster, "--job", "worker", "--task", "1",
+                        "--no-tls", write_experiment("", 10, 5)},
+                       {"TROUPE_SECRET=not-a-real-secret-but-long-enough-0123456789"});
+  EXPECT_EQ(server.wait(60s), 1) << server.err();
+  EXPECT_TRUE(contains(server.err(),
+                       "strategy.num_ps 2 and strategy.workers 2 do not match the cluster's 1 "
+                       "ps task(s) and 2 worker task(s)"))
+      << server.err();
+  // Worker 0 coordinates: a chief job has no place in such a run, as a task or in the cluster.
+  const std::string with_chief = (dir_ / "chief.json").string();
+  std::ofstream(with_chief)
+      << R"({"chief": ["127.0.0.1:4"], "worker": ["127.0.0.1:1", "127.0.0.1:2"], )"
+      << R"("ps": ["127.0.0.1:3", "127.0.0.1:5"]})";
+  TroupeProcess chief({"server", "--cluster", with_chief, "--job", "chief", "--task", "0",
+                       "--no-tls", write_experiment("", 10, 5)},
+                      {"TROUPE_SECRET=not-a-real-secret-but-long-enough-0123456789"});
+  EXPECT_EQ(chief.wait(60s), 1) << chief.err();
+  EXPECT_TRUE(contains(chief.err(), "a parameter_server run has worker and ps tasks, not chief"))
+      << chief.err();
+  TroupeProcess worker({"server", "--cluster", with_chief, "--job", "worker", "--task", "1",
+                        "--no-tls", write_experiment("", 10, 5)},
+                       {"TROUPE_SECRET=not-a-real-secret-but-long-enough-0123456789"});
+  EXPECT_EQ(worker.wait(60s), 1) << worker.err();
+  EXPECT_TRUE(contains(worker.err(),
+                       "a parameter_server run across processes is coordinated by worker task 0; "
+                       "a cluster with a chief job is not supported"))
+      << worker.err();
+}
+
+}  // namespace
+}  // namespace troupe::testing
