@@ -18,5 +18,8 @@ using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 /// ask a collective peer for its group's shared-memory rendezvous (a segment name, or empty)
 using rendezvous_atom = caf::atom_constant<caf::atom("rendezvous")>;
 using heartbeat_tick_atom = caf::atom_constant<caf::atom("hbtick")>;  ///< a peer's own timer
+/// (replicate_atom, backup, backup name, primary, primary name): set up a ps shard's
+/// primary-backup replication
+using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
 
 }  // namespace troupe
