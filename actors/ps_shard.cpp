@@ -75,7 +75,7 @@ void lose_backup(ps_shard_actor* self, const std::string& why) {
   auto& st = self->state;
   if (!st.backup) return;
   std::fprintf(stderr,
-               "ps shard '%s': its backup '%s' went away (%s); its variables now have no "
+               "ps shard '%s': its backup %s went away (%s); its variables now have no "
                "backup\n",
                st.shard_name.c_str(), st.backup_name.c_str(), why.c_str());
   st.backup = caf::actor{};
@@ -102,7 +102,7 @@ caf::result<ps_ack_msg> replicated(ps_shard_actor* self, bool own, const Msg& m,
             }
             Status s = to_status(e);
             promise.deliver(to_caf_error(Status(
-                s.code(), "ps shard '" + st.shard_name + "': its backup '" + st.backup_name +
+                s.code(), "ps shard '" + st.shard_name + "': its backup " + st.backup_name +
                               "' did not take the copy of '" + local.name + "': " + s.message())));
           });
   return promise;
@@ -118,7 +118,7 @@ caf::behavior ps_shard(ps_shard_actor* self, PsShardOptions options) {
       lose_backup(self, describe_exit(down.reason));
     if (st.primary && down.source == st.primary) {
       std::fprintf(stderr,
-                   "ps shard '%s': primary '%s' went away (%s); serving its %zu variable(s) as "
+                   "ps shard '%s': primary %s went away (%s); serving its %zu variable(s) as "
                    "their primary, without a backup\n",
                    st.shard_name.c_str(), st.primary_name.c_str(),
                    describe_exit(down.reason).c_str(), st.replicas.size());

@@ -58,6 +58,9 @@ class PsTrainer {
   std::vector<Tensor> parameters() const;
   /// Optimizer steps applied to the variables (async: one per step; sync: one per R accepted).
   int64_t updates_applied() const { return updates_.load(); }
+  /// Sets the update count (a resumed run continues the checkpoint's; Adam's bias correction
+  /// counts from it).
+  void restore_updates_applied(int64_t n) { updates_.store(n); }
   /// The sync accumulator (nullptr in async mode).
   const SyncReplicas* sync() const { return sync_.get(); }
   PsTrainingMode mode() const { return options_.mode; }

@@ -43,9 +43,10 @@ int64_t checked_replication(int64_t replication, size_t num_ps) {
 // The client of every storage; with replication 2 it has told each shard its backup.
 std::shared_ptr<const PsClient> make_client(caf::actor_system& system,
                                             const std::vector<caf::actor>& shards,
-                                            int64_t replication,
-                                            std::chrono::milliseconds timeout) {
-  auto client = std::make_shared<PsClient>(system, timeout);
+                                            const ParameterServerStrategyOptions& options) {
+  auto client = std::make_shared<PsClient>(system, options.request_timeout);
+  if (!options.shard_names.empty()) client->name_shards(shards, options.shard_names);
+  const int64_t replication = options.replication;
   if (replication == 2) client->replicate(shards);
   return client;
 }
@@ -80,7 +81,7 @@ ParameterServerStrategy::ParameterServerStrategy(caf::actor_system& system,
       system_(&system),
       ps_shards_(checked_shards(std::move(ps_shards))),
       replication_(checked_replication(options.replication, ps_shards_.size())),
-      client_(make_client(system, ps_shards_, replication_, options.request_timeout)),
+      client_(make_client(system, ps_shards_, options)),
       partitioner_(std::move(options.partitioner)),
       placement_(resolve_placement(options, int64_t(ps_shards_.size()))) {}
 

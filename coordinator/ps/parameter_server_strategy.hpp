@@ -41,6 +41,8 @@ struct ParameterServerStrategyOptions {
   /// task (k + 1) % num_ps, updated before the primary acknowledges, and clients fail over to
   /// it when task k goes away (coordinator/ps/ps_client.hpp). At most num_ps.
   int64_t replication = 1;
+  /// What errors call ps task k (e.g. "'ps:0' (/job:ps/task:0)"); empty: "ps shard" alone.
+  std::vector<std::string> shard_names;
   /// Timeout of each request to a shard.
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
   StrategyOptions timeouts;

@@ -214,7 +214,7 @@ void PsClient::replicate(const std::vector<caf::actor>& shards) {
   auto name = [&](size_t k) {
     for (auto& [s, label] : names_)
       if (s == shards[k]) return label;
-    return "ps:" + std::to_string(k);
+    return "'ps:" + std::to_string(k) + "'";
   };
   caf::scoped_actor self{*sys_};
   for (size_t k = 0; k < n; ++k) {

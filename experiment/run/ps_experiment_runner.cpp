@@ -16,6 +16,7 @@
 #include "experiment/run/experiment_input.hpp"
 #include "experiment/run/experiment_setup.hpp"
 #include "experiment/run/progress.hpp"
+#include "experiment/run/ps_resume.hpp"
 #include "experiment/run/run_directory.hpp"
 #include "train/ps_trainer.hpp"
 #include "train/registry.hpp"
@@ -35,16 +36,14 @@ struct Shards {
 
 void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
   const auto& ps = e.strategy().parameter_server();
-  if (ps.replication() > 1)
-    throw unimplemented("strategy.replication: " + std::to_string(ps.replication()) +
-                        " backup shards are not implemented; use 1");
   if (options.workers)
     throw unimplemented(
         "strategy.kind parameter_server runs its workers in this process (troupe run); as one "
         "worker of a troupe server cluster it is not supported yet");
-  if (options.resume)
+  if (options.resume && ps.mode() == "sync")
     throw unimplemented(
-        "--resume: parameter_server runs write checkpoints but cannot resume from them yet");
+        "--resume: a sync parameter_server run cannot resume yet (its token queue is not "
+        "checkpointed); async runs can");
   if (!options.timeline_path.empty())
     throw unimplemented("--timeline is not supported for parameter_server runs yet");
   if (!e.train().step().empty() && e.train().step() != "train_step")
@@ -65,17 +64,14 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
 
 // Every variable and slot, pulled from the shards between steps (the run joins first), and
 // the optimizer's update count, in the checkpoint format of the other strategies.
-std::string save(PsTrainer& trainer, const std::string& dir, int64_t step, int64_t keep) {
-  std::map<std::string, Tensor> tensors;
-  auto& opt = trainer.optimizer();
-  for (size_t i = 0; i < trainer.variables().size(); ++i) {
-    auto& v = trainer.variables()[i];
-    tensors.emplace(v.name(), v.storage().read(0));
-    for (auto& slot : opt.slot_names())
-      tensors.emplace(opt.slot(i, slot).name(), opt.slot(i, slot).storage().read(0));
-  }
-  tensors.emplace("optimizer/iterations", Tensor::from_scalar<int64_t>(trainer.updates_applied()));
-  return checkpoint::write_checkpoint(dir, step, tensors, {}, {keep});
+// The batches each worker drew go with it (ps_resume.hpp).
+std::string save(PsTrainer& trainer, const std::vector<std::atomic<int64_t>>& drawn,
+                 const std::string& dir, int64_t step, int64_t keep) {
+  std::vector<int64_t> counts;
+  for (auto& d : drawn) counts.push_back(d.load());
+  return checkpoint::write_checkpoint(dir, step, ps_checkpoint_tensors(trainer),
+                                      {{"ps_worker_batches", format_worker_batches(counts)}},
+                                      {keep});
 }
 
 }  // namespace
@@ -84,6 +80,10 @@ ParameterServerStrategyOptions make_ps_strategy_options(const proto::ParameterSe
   ParameterServerStrategyOptions o;
   o.partitioner = experiment::make_experiment_partitioner(spec.partitioner());
   o.placement = spec.placement().empty() ? "round_robin" : spec.placement();
+  o.replication = spec.replication() > 0 ? spec.replication() : 1;
+  for (int64_t k = 0; k < spec.num_ps(); ++k)
+    o.shard_names.push_back("'ps:" + std::to_string(k) + "' (/job:ps/task:" + std::to_string(k) +
+                            ")");
   return o;
 }
 
@@ -94,8 +94,8 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   const int workers = int(spec.workers());
   RunSummary summary;
   summary.run_dir = run_directory(e, options.run_dir);
-  check_run_directory(summary.run_dir, false, options.overwrite);
-  if (options.overwrite) remove_earlier_run(summary.run_dir);
+  check_run_directory(summary.run_dir, options.resume, options.overwrite);
+  if (options.overwrite && !options.resume) remove_earlier_run(summary.run_dir);
   std::filesystem::create_directories(summary.run_dir);
   const int64_t total = options.steps > 0 ? options.steps : e.train().steps();
   const int64_t log_every = e.train().log_every() > 0 ? e.train().log_every() : total;
@@ -118,14 +118,41 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     training.total_num_replicas = spec.total_num_replicas();
   }
   PsTrainer trainer(strategy, coordinator, model, make_optimizer_config(e.optimizer()), training);
-  const PerWorkerDataset data = coordinator.create_per_worker_dataset([&e, workers,
-                                                                       global_batch](int w) {
+  // Batches drawn by each worker: checkpointed, and skipped again on resume.
+  std::vector<std::atomic<int64_t>> drawn(static_cast<size_t>(workers));
+  std::vector<int64_t> skip(static_cast<size_t>(workers), 0);
+  int64_t step = 0;
+  if (options.resume) {
+    auto latest = checkpoint::latest_checkpoint(summary.run_dir);
+    if (!latest)
+      throw not_found("--resume: no checkpoint in '" + summary.run_dir + "' to resume from");
+    auto ckpt = checkpoint::read_checkpoint(*latest);
+    if (!ckpt.blobs.count("ps_worker_batches"))
+      throw not_found("checkpoint '" + *latest +
+                      "' has no 'ps_worker_batches' (not written by a parameter_server run?)");
+    skip = parse_worker_batches(ckpt.blobs.at("ps_worker_batches"), size_t(workers), *latest);
+    restore_ps_checkpoint(trainer, ckpt.tensors, *latest);
+    step = ckpt.step;
+    const int64_t reached = last_logged_step(summary.run_dir);
+    std::fprintf(options.out,
+                 "resumed at step %lld of the checkpoint %s; %lld step(s) after it were lost\n",
+                 static_cast<long long>(step), latest->c_str(),
+                 static_cast<long long>(std::max<int64_t>(reached - step, 0)));
+  }
+  for (int w = 0; w < workers; ++w) drawn[size_t(w)] = skip[size_t(w)];
+  summary.first_step = step;
+  const PerWorkerDataset data = coordinator.create_per_worker_dataset([&e, workers, global_batch,
+                                                                       &drawn, &skip](int w) {
     auto it = std::make_shared<data::Iterator>(
         make_training_pipeline(e, data::InputContext(workers, w, workers), global_batch / workers)
             .make_iterator());
-    return ElementFn([it] {
+    for (int64_t k = 0; k < skip[size_t(w)]; ++k)
+      if (!it->next()) throw out_of_range("the training pipeline ended while resuming");
+    std::atomic<int64_t>* count = &drawn[size_t(w)];
+    return ElementFn([it, count] {
       auto element = it->next();
       if (!element) throw out_of_range("the training pipeline ended");
+      count->fetch_add(1);
       return *element;
     });
   });
@@ -135,8 +162,8 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   EventWriter events(summary.run_dir);
   summary.events_file = events.path();
   const auto run_start = Clock::now();
-  int64_t step = 0;
-  ProgressPoint point{0, total};
+  const int64_t first_step = step;
+  ProgressPoint point{step, total};
   while (step < total) {
     if (options.stop && options.stop->load()) {
       summary.interrupted = true;
@@ -165,18 +192,18 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
                                 {"examples_per_second", float(point.examples_per_s)}});
     }
     if (checkpoint_every > 0 && step % checkpoint_every == 0 && step != total)
-      summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep());
+      summary.checkpoint = save(trainer, drawn, summary.run_dir, step, e.train().keep());
   }
   progress.finish();
   // At the end, and when stopped: nothing trained is lost.
-  summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep());
+  summary.checkpoint = save(trainer, drawn, summary.run_dir, step, e.train().keep());
   events.close();
   const double elapsed =
       std::max(std::chrono::duration<double>(Clock::now() - run_start).count(), 1e-9);
   summary.last_step = step;
   summary.final_loss = point.loss;
   summary.final_accuracy = -1;
-  summary.examples_per_s = double(step) * double(global_batch) / elapsed;
+  summary.examples_per_s = double(step - first_step) * double(global_batch) / elapsed;
   std::fprintf(options.out,
                "parameter_server: %lld ps task(s), %d worker(s), mode %s, %lld update(s) applied, "
                "%lld step(s) rescheduled\n",
