@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include <caf/all.hpp>
@@ -26,6 +27,10 @@ struct ps_shard_state {
   caf::actor_addr primary;
   std::string primary_name;
   std::set<std::string> replicas;
+  // Changes applied here whose copy the backup has not acknowledged yet: answered with their
+  // local acknowledgement when the backup goes away.
+  uint64_t next_pending = 0;
+  std::map<uint64_t, std::pair<caf::typed_response_promise<ps_ack_msg>, ps_ack_msg>> pending;
   static inline const char* name = "ps_shard";
 };
 
@@ -71,6 +76,8 @@ bool from_primary(ps_shard_actor* self) {
          caf::actor_cast<caf::actor_addr>(self->current_sender()) == self->state.primary;
 }
 
+// The backup went away: the changes waiting for its copy stay acknowledged (they are here),
+// and later ones are acknowledged at once.
 void lose_backup(ps_shard_actor* self, const std::string& why) {
   auto& st = self->state;
   if (!st.backup) return;
@@ -79,6 +86,20 @@ void lose_backup(ps_shard_actor* self, const std::string& why) {
                "backup\n",
                st.shard_name.c_str(), st.backup_name.c_str(), why.c_str());
   st.backup = caf::actor{};
+  auto pending = std::move(st.pending);
+  st.pending.clear();
+  for (auto& [id, waiting] : pending) waiting.first.deliver(waiting.second);
+}
+
+// The primary went away: this shard serves its variables from now on.
+void lose_primary(ps_shard_actor* self, const std::string& why) {
+  auto& st = self->state;
+  if (!st.primary) return;
+  std::fprintf(stderr,
+               "ps shard '%s': primary %s went away (%s); serving its %zu variable(s) as "
+               "their primary, without a backup\n",
+               st.shard_name.c_str(), st.primary_name.c_str(), why.c_str(), st.replicas.size());
+  st.primary = caf::actor_addr{};
 }
 
 // Acknowledges `local` (already applied here) once the backup has applied `m` too, so nothing
@@ -90,21 +111,30 @@ caf::result<ps_ack_msg> replicated(ps_shard_actor* self, bool own, const Msg& m,
   auto& st = self->state;
   if (!own || !st.backup) return local;
   auto promise = self->make_response_promise<ps_ack_msg>();
+  const uint64_t id = st.next_pending++;
+  st.pending.emplace(id, std::make_pair(promise, local));
+  // The answer for `id`, unless lose_backup already gave it.
+  auto settle = [self, id](auto&& answer) {
+    auto it = self->state.pending.find(id);
+    if (it == self->state.pending.end()) return;
+    auto promise = it->second.first;
+    self->state.pending.erase(it);
+    promise.deliver(answer);
+  };
   self->request(st.backup, st.replica_timeout, m)
-      .then(
-          [promise, local](ps_ack_msg&) mutable { promise.deliver(local); },
-          [self, promise, local](caf::error& e) mutable {
-            auto& st = self->state;
-            if (e == caf::sec::request_receiver_down) {
-              lose_backup(self, "request_receiver_down");
-              promise.deliver(local);
-              return;
-            }
-            Status s = to_status(e);
-            promise.deliver(to_caf_error(Status(
-                s.code(), "ps shard '" + st.shard_name + "': its backup " + st.backup_name +
-                              "' did not take the copy of '" + local.name + "': " + s.message())));
-          });
+      .then([settle, local](ps_ack_msg&) { settle(local); },
+            [self, settle, local](caf::error& e) {
+              auto& st = self->state;
+              if (e == caf::sec::request_receiver_down) {
+                lose_backup(self, "request_receiver_down");
+                settle(local);
+                return;
+              }
+              Status s = to_status(e);
+              settle(to_caf_error(Status(
+                  s.code(), "ps shard '" + st.shard_name + "': its backup " + st.backup_name +
+                                " did not take the copy of '" + local.name + "': " + s.message())));
+            });
   return promise;
 }
 
@@ -116,14 +146,7 @@ caf::behavior ps_shard(ps_shard_actor* self, PsShardOptions options) {
     auto& st = self->state;
     if (st.backup && down.source == st.backup.address())
       lose_backup(self, describe_exit(down.reason));
-    if (st.primary && down.source == st.primary) {
-      std::fprintf(stderr,
-                   "ps shard '%s': primary %s went away (%s); serving its %zu variable(s) as "
-                   "their primary, without a backup\n",
-                   st.shard_name.c_str(), st.primary_name.c_str(),
-                   describe_exit(down.reason).c_str(), st.replicas.size());
-      st.primary = caf::actor_addr{};
-    }
+    if (st.primary && down.source == st.primary) lose_primary(self, describe_exit(down.reason));
   });
   auto store = [self]() -> PsShardStore& { return *self->state.store; };
   return {
@@ -139,6 +162,15 @@ caf::behavior ps_shard(ps_shard_actor* self, PsShardOptions options) {
         if (backup) self->monitor(backup);
         if (primary) self->monitor(primary);
         return caf::ok_atom::value;
+      },
+      // (shard_gone_atom, shard): a client saw `shard` go away. Across processes the copies
+      // travel through the client's node, so this shard may never see the down message itself.
+      [=](shard_gone_atom, const caf::actor& gone) {
+        auto& st = self->state;
+        if (st.backup && gone.address() == st.backup.address())
+          lose_backup(self, "a client saw it go away");
+        if (st.primary && gone.address() == st.primary)
+          lose_primary(self, "a client saw it go away");
       },
       [=](const ps_create_msg& m) -> caf::result<ps_ack_msg> {
         const bool own = !from_primary(self);

@@ -21,5 +21,7 @@ using heartbeat_tick_atom = caf::atom_constant<caf::atom("hbtick")>;  ///< a pee
 /// (replicate_atom, backup, backup name, primary, primary name): set up a ps shard's
 /// primary-backup replication
 using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
+/// (shard_gone_atom, shard): a ps client saw `shard` go away (its backup takes over)
+using shard_gone_atom = caf::atom_constant<caf::atom("shardgone")>;
 
 }  // namespace troupe

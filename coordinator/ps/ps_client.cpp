@@ -189,11 +189,17 @@ caf::actor PsFailover::fail_over(const caf::actor& shard, const std::string& lab
   if (it == backup_.end()) return caf::actor{};
   const bool first = gone_.insert(shard.address()).second;
   if (gone_.count(it->second.address())) return caf::actor{};
-  if (first)
+  if (first) {
     std::fprintf(stderr,
                  "ps client: %s went away (%s); its backup serves its variables from now on, "
                  "without a backup of its own\n",
                  label.c_str(), why.c_str());
+    // The other shards may not see it themselves (across processes their copies travel
+    // through this client's node): every other shard is told (each is some shard's backup).
+    for (auto& entry : backup_)
+      if (entry.second.address() != shard.address())
+        caf::anon_send(entry.second, shard_gone_atom::value, shard);
+  }
   return it->second;
 }
 
