@@ -167,4 +167,25 @@ TEST_F(PsReplication, APrimaryWhoseBackupWentAwayStillServesThenNamesItsOwnLoss)
   EXPECT_THAT(error_of([&] { w->read(0); }), HasSubstr("serving variable 'w' went away"));
 }
 
+TEST_F(PsReplication, WithoutABackupAKilledShardStopsTheRunNamingShardTaskAndVariable) {
+  auto shards = fresh_shards(2);
+  auto o = options(1);
+  o.shard_names = {"'ps:0' (/job:ps/task:0)", "'ps:1' (/job:ps/task:1)"};
+  ParameterServerStrategy s(*sys_, shards, o);
+  ClusterCoordinator c(*sys_, {1, 2, 1});
+  PsTrainer trainer(s, c, model(), adagrad());
+  auto data = batches(c);
+  trainer.schedule_step(data);
+  c.join();
+  caf::scoped_actor self{*sys_};
+  self->monitor(shards[0]);
+  caf::anon_send_exit(shards[0], caf::exit_reason::kill);
+  self->receive([](caf::down_msg&) {});
+  trainer.schedule_step(data);
+  const std::string error = error_of([&] { c.join(); });
+  EXPECT_THAT(error, HasSubstr("ps shard 'ps:0' (/job:ps/task:0) serving "
+                               "variable 'embedding/"));
+  EXPECT_THAT(error, HasSubstr("went away: it was killed (kill)"));
+}
+
 }  // namespace
