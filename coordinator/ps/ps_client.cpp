@@ -1,6 +1,7 @@
 #include "coordinator/ps/ps_client.hpp"
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -61,14 +62,16 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
           state->targets.resize(requests.size());
           state->left = requests.size();
           state->promise = self->make_response_promise<std::vector<Reply>>();
+          // Sends request i to whichever shard serves its variables now. It and the handlers
+          // it installs refer to each other: emptied when the batch ends, which breaks the cycle.
+          auto send = std::make_shared<std::function<void(size_t)>>();
           auto fail = [=](caf::error e) {
             if (state->done) return;
             state->done = true;
             state->promise.deliver(std::move(e));
+            *send = nullptr;
             self->quit();
           };
-          // Sends request i to whichever shard serves its variables now.
-          auto send = std::make_shared<std::function<void(size_t)>>();
           // Request i's shard went away: to its backup, or the batch fails naming the shard.
           auto gone = [=](size_t i, const std::string& why) {
             const caf::actor target = state->targets[i];
@@ -94,6 +97,7 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
                       if (--state->left == 0) {
                         state->done = true;
                         state->promise.deliver(std::move(state->replies));
+                        *send = nullptr;
                         self->quit();
                       }
                     },
