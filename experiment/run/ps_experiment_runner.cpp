@@ -107,6 +107,10 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   for (int64_t k = 0; k < spec.num_ps(); ++k)
     shards.actors.push_back(spawn_ps_shard(system, {"ps:" + std::to_string(k), kernels}));
   ParameterServerStrategy strategy(system, shards.actors, make_ps_strategy_options(spec));
+  // Batches drawn by each worker: checkpointed, and skipped again on resume. Declared before
+  // the coordinator, whose workers count into them, so that they outlive it.
+  std::vector<std::atomic<int64_t>> drawn(static_cast<size_t>(workers));
+  std::vector<int64_t> skip(static_cast<size_t>(workers), 0);
   ClusterCoordinator coordinator(system, {workers, 2, 1});
   const ModelRegistry registry = ModelRegistry::with_builtins();
   std::shared_ptr<const Model> model =
@@ -118,9 +122,6 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     training.total_num_replicas = spec.total_num_replicas();
   }
   PsTrainer trainer(strategy, coordinator, model, make_optimizer_config(e.optimizer()), training);
-  // Batches drawn by each worker: checkpointed, and skipped again on resume.
-  std::vector<std::atomic<int64_t>> drawn(static_cast<size_t>(workers));
-  std::vector<int64_t> skip(static_cast<size_t>(workers), 0);
   int64_t step = 0;
   if (options.resume) {
     auto latest = checkpoint::latest_checkpoint(summary.run_dir);
