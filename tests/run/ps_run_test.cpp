@@ -212,4 +212,14 @@ TEST_F(PsRun, ResumeOfACheckpointOfAnotherWorkerCountIsRefusedNamingIt) {
                 "reads its own shard of the data");
 }
 
+TEST_F(PsRun, ReplicationTwoTrainsToTheSameWeightsAsReplicationOne) {
+  auto one = one_worker(data, 2, 2);
+  auto two = one;
+  two.mutable_strategy()->mutable_parameter_server()->set_replication(2);
+  auto a = checkpoint::read_checkpoint(run(runtime, one, dir + "/one").checkpoint);
+  auto b = checkpoint::read_checkpoint(run(runtime, two, dir + "/two").checkpoint);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (auto& [name, t] : a.tensors) EXPECT_TRUE(b.tensors.at(name).bitwise_equal(t)) << name;
+}
+
 }  // namespace
