@@ -6,7 +6,16 @@
 // order (the asynchronous semantics). Updates are deduplicated by step id, so a retried step is
 // applied exactly once. The logic lives in actors/ps_shard_store.hpp; this actor is the message
 // face of it, the same in this process or behind a gatekeeper in another one.
+//
+// Primary-backup (replication 2): `(replicate_atom, backup, backup_name, primary,
+// primary_name)` tells a shard where to copy its own variables' changes and whose copies it
+// holds. A primary applies a create / write / optimizer step / restore, sends the same message
+// to its backup, and acknowledges only once the backup has applied it; copies from its primary
+// are applied without copying further. When the primary goes away the backup serves those
+// variables as their primary (clients fail over, coordinator/ps/ps_client.hpp), without a
+// backup; a backup that goes away leaves its primary without one. Both say so on stderr.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +37,8 @@ struct PsShardOptions {
   /// The port of this process's ps bulk connection (actors/ps_bulk_server.hpp), answered to
   /// (bulk_atom); 0 = none: large values then travel as CAF messages.
   uint16_t bulk_port = 0;
+  /// How long a primary waits for its backup to take a copy (replication 2).
+  std::chrono::milliseconds replica_timeout{std::chrono::seconds(60)};
 };
 
 /// Spawns a ps_shard. Throws invalid_argument when options.kernels is missing.

@@ -82,9 +82,13 @@ void read_parameter_server(const MapFields& strategy, SourceMap& source, proto::
   ps->set_replication(1);
   if (auto f = strategy.get("replication")) {
     ps->set_replication(read_integer(*f, source, 1));
-    if (ps->replication() != 1)
-      throw source.error(f->path, "only 1 is supported (no backup shards yet), got " +
+    if (ps->replication() > 2)
+      throw source.error(f->path, "1 (no backup) or 2 (a backup of every ps shard), got " +
                                       std::to_string(ps->replication()));
+    if (ps->replication() > ps->num_ps())
+      throw source.error(f->path, "replication " + std::to_string(ps->replication()) +
+                                      " needs at least as many ps tasks, num_ps is " +
+                                      std::to_string(ps->num_ps()));
   }
   if (auto f = strategy.get("devices"))
     throw source.error(f->path,

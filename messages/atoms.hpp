@@ -18,5 +18,10 @@ using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 /// ask a collective peer for its group's shared-memory rendezvous (a segment name, or empty)
 using rendezvous_atom = caf::atom_constant<caf::atom("rendezvous")>;
 using heartbeat_tick_atom = caf::atom_constant<caf::atom("hbtick")>;  ///< a peer's own timer
+/// (replicate_atom, backup, backup name, primary, primary name): set up a ps shard's
+/// primary-backup replication
+using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
+/// (shard_gone_atom, shard): a ps client saw `shard` go away (its backup takes over)
+using shard_gone_atom = caf::atom_constant<caf::atom("shardgone")>;
 
 }  // namespace troupe

@@ -70,6 +70,9 @@ class PsTrainer {
   /// Optimizer steps this process applied to the variables (async: one per step; sync: one per
   /// R accepted). With remote workers the coordinator applies none: count at the shards.
   int64_t updates_applied() const { return updates_.load(); }
+  /// Sets the update count (a resumed run continues the checkpoint's; Adam's bias correction
+  /// counts from it).
+  void restore_updates_applied(int64_t n) { updates_.store(n); }
   /// The sync accumulator (nullptr in async mode and in a worker process).
   const SyncReplicas* sync() const { return sync_.get(); }
   PsTrainingMode mode() const { return options_.mode; }

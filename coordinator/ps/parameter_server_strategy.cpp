@@ -29,6 +29,28 @@ std::vector<caf::actor> checked_shards(std::vector<caf::actor> shards) {
   return shards;
 }
 
+int64_t checked_replication(int64_t replication, size_t num_ps) {
+  if (replication < 1 || replication > 2)
+    throw invalid_argument("ParameterServerStrategy: replication " + std::to_string(replication) +
+                           " is not supported (1: no backup, 2: a backup of every shard)");
+  if (replication > int64_t(num_ps))
+    throw invalid_argument("ParameterServerStrategy: replication " + std::to_string(replication) +
+                           " needs at least as many ps tasks, the cluster has " +
+                           std::to_string(num_ps) + " (num_ps)");
+  return replication;
+}
+
+// The client of every storage; with replication 2 it has told each shard its backup.
+std::shared_ptr<const PsClient> make_client(caf::actor_system& system,
+                                            const std::vector<caf::actor>& shards,
+                                            const ParameterServerStrategyOptions& options) {
+  auto client = std::make_shared<PsClient>(system, options.request_timeout);
+  if (!options.shard_names.empty()) client->name_shards(shards, options.shard_names);
+  const int64_t replication = options.replication;
+  if (replication == 2) client->replicate(shards);
+  return client;
+}
+
 PsVariablePlacement placement_of(const ShardedVariable& v) {
   PsVariablePlacement p{v.name(), v.shape(), v.dtype(), false, true, "", {}};
   for (size_t i = 0; i < v.layout().num_shards(); ++i) {
@@ -58,7 +80,8 @@ ParameterServerStrategy::ParameterServerStrategy(caf::actor_system& system,
                options.timeouts),
       system_(&system),
       ps_shards_(checked_shards(std::move(ps_shards))),
-      client_(std::make_shared<PsClient>(system, options.request_timeout)),
+      replication_(checked_replication(options.replication, ps_shards_.size())),
+      client_(make_client(system, ps_shards_, options)),
       partitioner_(std::move(options.partitioner)),
       placement_(resolve_placement(options, int64_t(ps_shards_.size()))),
       attach_(options.attach) {}

@@ -37,6 +37,12 @@ struct ParameterServerStrategyOptions {
   std::string placement = "round_robin";
   /// A user policy (UserPlacement or any other); must span the strategy's ps tasks.
   std::shared_ptr<PlacementPolicy> placement_policy;
+  /// 1: one copy of each variable; 2: primary-backup — ps task k's variables have a backup on
+  /// task (k + 1) % num_ps, updated before the primary acknowledges, and clients fail over to
+  /// it when task k goes away (coordinator/ps/ps_client.hpp). At most num_ps.
+  int64_t replication = 1;
+  /// What errors call ps task k (e.g. "'ps:0' (/job:ps/task:0)"); empty: "ps shard" alone.
+  std::vector<std::string> shard_names;
   /// Timeout of each request to a shard.
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
   /// The variables already live on the shards, created by the coordinator with the same
@@ -68,11 +74,13 @@ struct PsVariablePlacement {
 class ParameterServerStrategy : public Strategy {
  public:
   /// `ps_shards[k]` is ps task k. Throws invalid_argument when there is no shard, a handle is
-  /// invalid, or the placement is unknown or spans another number of tasks.
+  /// invalid, the placement is unknown or spans another number of tasks, or the replication is
+  /// not 1 or 2 or above the number of ps tasks.
   ParameterServerStrategy(caf::actor_system& system, std::vector<caf::actor> ps_shards,
                           ParameterServerStrategyOptions options = {});
 
   int64_t num_ps() const { return int64_t(ps_shards_.size()); }
+  int64_t replication() const { return replication_; }
   const std::vector<caf::actor>& ps_shards() const { return ps_shards_; }
   std::shared_ptr<const PsClient> client() const { return client_; }
   caf::actor_system& system() const { return *system_; }
@@ -90,6 +98,7 @@ class ParameterServerStrategy : public Strategy {
 
   caf::actor_system* system_;
   std::vector<caf::actor> ps_shards_;
+  int64_t replication_;
   std::shared_ptr<const PsClient> client_;
   Partitioner partitioner_;
   std::shared_ptr<PlacementPolicy> placement_;

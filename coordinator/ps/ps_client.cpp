@@ -1,6 +1,8 @@
 #include "coordinator/ps/ps_client.hpp"
 
+#include <cstdio>
 #include <exception>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -8,6 +10,7 @@
 #include <caf/all.hpp>
 
 #include "coordinator/ps/ps_bulk_client.hpp"
+#include "messages/atoms.hpp"
 #include "messages/error_channel.hpp"
 
 namespace troupe {
@@ -22,17 +25,30 @@ std::string subject(const ps_create_msg& m) { return "variable '" + m.spec.name 
 std::string subject(const ps_save_msg&) { return "save"; }
 std::string subject(const ps_checkpoint_msg&) { return "restore"; }
 
+using Names = std::vector<std::pair<caf::actor, std::string>>;
+
+// What a shard is called in an error: "ps shard", plus its name when the client was given one.
+std::string label_of(const caf::actor& shard, const Names& names) {
+  std::string label = "ps shard";
+  for (auto& [s, name] : names)
+    if (s == shard) label += " " + name;
+  return label;
+}
+
 // Sends every request at once from a short-lived event-based actor that monitors the shards:
 // the shards work concurrently, and one that goes away (a killed ps process) fails the batch
-// as soon as CAF notices, instead of at the request timeout. The caller waits for the batch.
+// as soon as CAF notices, instead of at the request timeout — or, when it has a backup
+// (replication 2), its requests are sent again to the backup, which serves its variables from
+// then on. The caller waits for the batch.
 template <class Reply, class Msg>
 std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds timeout,
                            const std::vector<std::pair<caf::actor, Msg>>& requests,
-                           const std::vector<std::pair<caf::actor, std::string>>& names) {
+                           const Names& names, const std::shared_ptr<PsFailover>& failover) {
   for (auto& r : requests)
     if (!r.first) throw invalid_argument("ps request to an empty actor handle");
   struct Batch {
     std::vector<Reply> replies;
+    std::vector<caf::actor> targets;  // where request i went last
     size_t left = 0;
     bool done = false;
     caf::typed_response_promise<std::vector<Reply>> promise;
@@ -40,66 +56,80 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
   // The requests and the timeout are arguments, not captures: CAF 0.17 binds a null tuple for
   // argument-less actor functions, which UBSan reports.
   using Requests = std::vector<std::pair<caf::actor, Msg>>;
-  // What each shard is called in an error: its name when the client was given one.
-  std::vector<std::string> labels;
-  for (auto& r : requests) {
-    std::string label = "ps shard";
-    for (auto& [shard, name] : names)
-      if (shard == r.first) label += " " + name;
-    labels.push_back(label);
-  }
   auto batch = sys.spawn(
-      [](caf::event_based_actor* self, Requests requests, std::vector<std::string> labels,
-         std::chrono::milliseconds timeout) -> caf::behavior {
+      [](caf::event_based_actor* self, Requests requests, Names names,
+         std::shared_ptr<PsFailover> failover, std::chrono::milliseconds timeout) -> caf::behavior {
         return {[=](caf::ok_atom) -> caf::result<std::vector<Reply>> {
           auto state = std::make_shared<Batch>();
           state->replies.resize(requests.size());
+          state->targets.resize(requests.size());
           state->left = requests.size();
           state->promise = self->make_response_promise<std::vector<Reply>>();
+          // Sends request i to whichever shard serves its variables now. It and the handlers
+          // it installs refer to each other: emptied when the batch ends, which breaks the cycle.
+          auto send = std::make_shared<std::function<void(size_t)>>();
           auto fail = [=](caf::error e) {
             if (state->done) return;
             state->done = true;
             state->promise.deliver(std::move(e));
+            *send = nullptr;
             self->quit();
           };
-          self->set_down_handler([=](caf::down_msg& down) {
-            for (size_t i = 0; i < requests.size(); ++i)
-              if (requests[i].first.address() == down.source) {
-                fail(to_caf_error(Status(Code::unavailable,
-                                         labels[i] + " serving " + subject(requests[i].second) +
-                                             " went away: " + describe_exit(down.reason))));
-                return;
-              }
-          });
-          for (size_t i = 0; i < requests.size(); ++i) {
-            self->monitor(requests[i].first);
-            self->request(requests[i].first, timeout, requests[i].second)
+          // Request i's shard went away: to its backup, or the batch fails naming the shard.
+          auto gone = [=](size_t i, const std::string& why) {
+            const caf::actor target = state->targets[i];
+            caf::actor next = failover->serving(target);
+            if (next == target) next = failover->fail_over(target, label_of(target, names), why);
+            if (next && next != target) {
+              (*send)(i);
+              return;
+            }
+            fail(to_caf_error(Status(Code::unavailable, label_of(target, names) + " serving " +
+                                                            subject(requests[i].second) +
+                                                            " went away: " + why)));
+          };
+          *send = [=](size_t i) {
+            const caf::actor target = failover->serving(requests[i].first);
+            state->targets[i] = target;
+            self->monitor(target);
+            self->request(target, timeout, requests[i].second)
                 .then(
                     [=](Reply& r) {
-                      if (state->done) return;
+                      if (state->done || state->targets[i] != target) return;
                       state->replies[i] = std::move(r);
                       if (--state->left == 0) {
                         state->done = true;
                         state->promise.deliver(std::move(state->replies));
+                        *send = nullptr;
                         self->quit();
                       }
                     },
                     [=](caf::error& e) {
+                      if (state->done || state->targets[i] != target) return;
+                      if (e == caf::sec::request_receiver_down) {
+                        gone(i, "request_receiver_down");
+                        return;
+                      }
                       // A shard that is alive but silent (a stopped process, a cut link
                       // without a reset) is named like one that went away.
                       if (e == caf::sec::request_timeout)
                         e = to_caf_error(Status(Code::deadline_exceeded,
-                                                labels[i] + " serving " +
+                                                label_of(target, names) + " serving " +
                                                     subject(requests[i].second) +
                                                     " did not answer within " +
                                                     std::to_string(timeout.count()) + " ms"));
                       fail(e);
                     });
-          }
+          };
+          self->set_down_handler([=](caf::down_msg& down) {
+            for (size_t i = 0; i < requests.size() && !state->done; ++i)
+              if (state->targets[i].address() == down.source) gone(i, describe_exit(down.reason));
+          });
+          for (size_t i = 0; i < requests.size(); ++i) (*send)(i);
           return state->promise;
         }};
       },
-      requests, labels, timeout);
+      requests, names, failover, timeout);
   caf::scoped_actor caller{sys};
   std::vector<Reply> replies;
   Status failure;
@@ -112,8 +142,8 @@ std::vector<Reply> ask_all(caf::actor_system& sys, std::chrono::milliseconds tim
 
 template <class Reply, class Msg>
 Reply ask_one(caf::actor_system& sys, std::chrono::milliseconds timeout, const caf::actor& to,
-              const Msg& msg, const std::vector<std::pair<caf::actor, std::string>>& names) {
-  return ask_all<Reply, Msg>(sys, timeout, {{to, msg}}, names).at(0);
+              const Msg& msg, const Names& names, const std::shared_ptr<PsFailover>& failover) {
+  return ask_all<Reply, Msg>(sys, timeout, {{to, msg}}, names, failover).at(0);
 }
 
 // Which requests a bulk connection carries: pulls always (their size is not known before the
@@ -130,13 +160,15 @@ ps_ack_msg send_bulk(PsBulkClient& b, const ps_apply_msg& m) { return b.apply(m)
 template <class Reply, class Msg, class BulkFor>
 std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds timeout,
                               const std::vector<std::pair<caf::actor, Msg>>& requests,
-                              const std::vector<std::pair<caf::actor, std::string>>& names,
+                              const Names& names, const std::shared_ptr<PsFailover>& failover,
                               BulkFor bulk_for) {
   std::vector<PsBulkClient*> bulk(requests.size(), nullptr);
   std::vector<std::pair<caf::actor, Msg>> by_caf;
   std::vector<size_t> caf_index;
   for (size_t i = 0; i < requests.size(); ++i) {
-    PsBulkClient* b = bulk_for(requests[i].first);
+    // A shard that failed over is served by its backup, over CAF: bulk goes to primaries only.
+    const caf::actor& shard = requests[i].first;
+    PsBulkClient* b = failover->serving(shard) == shard ? bulk_for(shard) : nullptr;
     if (b && via_bulk(*b, requests[i].second)) {
       bulk[i] = b;
     } else {
@@ -144,21 +176,35 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
       caf_index.push_back(i);
     }
   }
-  if (by_caf.size() == requests.size()) return ask_all<Reply, Msg>(sys, timeout, requests, names);
+  if (by_caf.size() == requests.size())
+    return ask_all<Reply, Msg>(sys, timeout, requests, names, failover);
+  // A primary lost during a bulk transfer: with a backup (replication 2) the request goes
+  // again, unchanged (the same step id, so applied once), to the backup over CAF.
+  auto via_bulk_or_backup = [&](size_t i) -> Reply {
+    try {
+      return send_bulk(*bulk[i], requests[i].second);
+    } catch (const Error& e) {
+      const caf::actor& shard = requests[i].first;
+      if (e.status().code() != Code::unavailable ||
+          !failover->fail_over(shard, label_of(shard, names), e.status().message()))
+        throw;
+      return ask_all<Reply, Msg>(sys, timeout, {{shard, requests[i].second}}, names, failover)
+          .at(0);
+    }
+  };
   std::vector<Reply> out(requests.size());
   if (by_caf.empty() && requests.size() == 1) {
-    out[0] = send_bulk(*bulk[0], requests[0].second);
+    out[0] = via_bulk_or_backup(0);
     return out;
   }
   std::vector<std::future<Reply>> pending(requests.size());
   for (size_t i = 0; i < requests.size(); ++i)
     if (bulk[i])
-      pending[i] = std::async(std::launch::async,
-                              [&, i] { return send_bulk(*bulk[i], requests[i].second); });
+      pending[i] = std::async(std::launch::async, [&, i] { return via_bulk_or_backup(i); });
   std::exception_ptr failure;
   try {
     if (!by_caf.empty()) {
-      auto replies = ask_all<Reply, Msg>(sys, timeout, by_caf, names);
+      auto replies = ask_all<Reply, Msg>(sys, timeout, by_caf, names, failover);
       for (size_t k = 0; k < replies.size(); ++k) out[caf_index[k]] = std::move(replies[k]);
     }
   } catch (...) {
@@ -182,14 +228,14 @@ PsClient::PsClient(caf::actor_system& sys, std::chrono::milliseconds timeout)
     : sys_(&sys), timeout_(timeout) {}
 
 void PsClient::create(const caf::actor& shard, const ps_create_msg& msg) const {
-  ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_);
+  ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_, failover_);
 }
 
 Tensor PsClient::read(const caf::actor& shard, const std::string& name) const {
   return ask_routed<ps_value_msg>(
              *sys_, timeout_,
              std::vector<std::pair<caf::actor, ps_read_msg>>{{shard, ps_read_msg{name}}}, names_,
-             [this](const caf::actor& a) { return bulk_for(a); })
+             failover_, [this](const caf::actor& a) { return bulk_for(a); })
       .at(0)
       .value;
 }
@@ -203,11 +249,80 @@ ps_ack_msg PsClient::apply(const caf::actor& shard, const ps_apply_msg& msg) con
 }
 
 ps_checkpoint_msg PsClient::save(const caf::actor& shard, const ps_save_msg& msg) const {
-  return ask_one<ps_checkpoint_msg>(*sys_, timeout_, shard, msg, names_);
+  return ask_one<ps_checkpoint_msg>(*sys_, timeout_, shard, msg, names_, failover_);
 }
 
 ps_ack_msg PsClient::restore(const caf::actor& shard, const ps_checkpoint_msg& msg) const {
-  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_);
+  return ask_one<ps_ack_msg>(*sys_, timeout_, shard, msg, names_, failover_);
+}
+
+void PsFailover::set_backup(const caf::actor& primary, caf::actor backup) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  backup_[primary.address()] = std::move(backup);
+}
+
+caf::actor PsFailover::serving(const caf::actor& shard) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!gone_.count(shard.address())) return shard;
+  auto it = backup_.find(shard.address());
+  // One backup only: when it went away too, nothing serves the shard's variables.
+  if (it == backup_.end() || gone_.count(it->second.address())) return shard;
+  return it->second;
+}
+
+caf::actor PsFailover::fail_over(const caf::actor& shard, const std::string& label,
+                                 const std::string& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = backup_.find(shard.address());
+  if (it == backup_.end()) return caf::actor{};
+  const bool first = gone_.insert(shard.address()).second;
+  if (gone_.count(it->second.address())) return caf::actor{};
+  if (first) {
+    std::fprintf(stderr,
+                 "ps client: %s went away (%s); its backup serves its variables from now on, "
+                 "without a backup of its own\n",
+                 label.c_str(), why.c_str());
+    // The other shards may not see it themselves (across processes their copies travel
+    // through this client's node): every other shard is told (each is some shard's backup).
+    for (auto& entry : backup_)
+      if (entry.second.address() != shard.address())
+        caf::anon_send(entry.second, shard_gone_atom::value, shard);
+  }
+  return it->second;
+}
+
+size_t PsFailover::failed_over() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return gone_.size();
+}
+
+void PsClient::replicate(const std::vector<caf::actor>& shards) {
+  if (shards.size() < 2)
+    throw invalid_argument(
+        "ps replication needs at least two ps shards (a backup on another "
+        "one), got " +
+        std::to_string(shards.size()));
+  const size_t n = shards.size();
+  // What the shards call each other in their log lines: the client's name for a shard, else
+  // its task ("ps:k", as in-process clusters name them).
+  auto name = [&](size_t k) {
+    for (auto& [s, label] : names_)
+      if (s == shards[k]) return label;
+    return "'ps:" + std::to_string(k) + "'";
+  };
+  caf::scoped_actor self{*sys_};
+  for (size_t k = 0; k < n; ++k) {
+    const caf::actor& backup = shards[(k + 1) % n];
+    const caf::actor& primary = shards[(k + n - 1) % n];
+    Status failure;
+    self->request(shards[k], timeout_, replicate_atom::value, backup, name((k + 1) % n), primary,
+                  name((k + n - 1) % n))
+        .receive([](caf::ok_atom) {}, [&](caf::error& e) { failure = to_status(e); });
+    if (!failure.ok())
+      throw Error(Status(failure.code(), "ps replication: " + label_of(shards[k], names_) +
+                                             " did not take its backup: " + failure.message()));
+    failover_->set_backup(shards[k], backup);
+  }
 }
 
 void PsClient::name_shards(const std::vector<caf::actor>& shards,
@@ -236,7 +351,7 @@ std::vector<Tensor> PsClient::read_all(
     const std::vector<std::pair<caf::actor, ps_read_msg>>& reads) const {
   std::vector<Tensor> out;
   if (reads.empty()) return out;
-  for (auto& v : ask_routed<ps_value_msg>(*sys_, timeout_, reads, names_,
+  for (auto& v : ask_routed<ps_value_msg>(*sys_, timeout_, reads, names_, failover_,
                                           [this](const caf::actor& a) { return bulk_for(a); }))
     out.push_back(std::move(v.value));
   return out;
@@ -246,7 +361,7 @@ std::vector<Tensor> PsClient::gather_all(
     const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers) const {
   std::vector<Tensor> out;
   if (gathers.empty()) return out;
-  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, gathers, names_))
+  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, gathers, names_, failover_))
     out.push_back(std::move(v.value));
   return out;
 }
@@ -254,26 +369,26 @@ std::vector<Tensor> PsClient::gather_all(
 std::vector<ps_ack_msg> PsClient::apply_all(
     const std::vector<std::pair<caf::actor, ps_apply_msg>>& steps) const {
   if (steps.empty()) return {};
-  return ask_routed<ps_ack_msg>(*sys_, timeout_, steps, names_,
+  return ask_routed<ps_ack_msg>(*sys_, timeout_, steps, names_, failover_,
                                 [this](const caf::actor& a) { return bulk_for(a); });
 }
 
 std::vector<ps_checkpoint_msg> PsClient::save_all(
     const std::vector<std::pair<caf::actor, ps_save_msg>>& saves) const {
   if (saves.empty()) return {};
-  return ask_all<ps_checkpoint_msg>(*sys_, timeout_, saves, names_);
+  return ask_all<ps_checkpoint_msg>(*sys_, timeout_, saves, names_, failover_);
 }
 
 std::vector<ps_ack_msg> PsClient::restore_all(
     const std::vector<std::pair<caf::actor, ps_checkpoint_msg>>& restores) const {
   if (restores.empty()) return {};
-  return ask_all<ps_ack_msg>(*sys_, timeout_, restores, names_);
+  return ask_all<ps_ack_msg>(*sys_, timeout_, restores, names_, failover_);
 }
 
 std::vector<ps_ack_msg> PsClient::write_all(
     const std::vector<std::pair<caf::actor, ps_write_msg>>& writes) const {
   if (writes.empty()) return {};
-  return ask_routed<ps_ack_msg>(*sys_, timeout_, writes, names_,
+  return ask_routed<ps_ack_msg>(*sys_, timeout_, writes, names_, failover_,
                                 [this](const caf::actor& a) { return bulk_for(a); });
 }
 

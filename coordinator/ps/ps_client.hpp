@@ -5,7 +5,10 @@
 // in other processes can take their ps task's bulk connection instead (use_bulk).
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +21,24 @@
 namespace troupe {
 
 class PsBulkClient;
+/// Which shard takes over from which (primary-backup, replication 2), and which went away.
+/// Shared by every request of a client, from any thread.
+class PsFailover {
+ public:
+  void set_backup(const caf::actor& primary, caf::actor backup);
+  /// The shard serving `shard`'s variables now: `shard`, or its backup once it went away.
+  caf::actor serving(const caf::actor& shard) const;
+  /// `shard` went away: marks it so and returns its backup (invalid when it has none), which
+  /// serves its variables from now on. Says so on stderr the first time.
+  caf::actor fail_over(const caf::actor& shard, const std::string& label, const std::string& why);
+  /// How many shards have failed over to their backup.
+  size_t failed_over() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<caf::actor_addr, caf::actor> backup_;
+  std::set<caf::actor_addr> gone_;
+};
 
 /// Talks to ps_shard actors; a reply error is thrown as troupe::Error with the shard's Code and
 /// message (a timeout as deadline_exceeded, a lost shard as unavailable).
@@ -63,6 +84,14 @@ class PsClient {
   /// rest stays CAF messages. Several requests of one batch run at the same time either way.
   /// Throws invalid_argument for an empty handle or client.
   void use_bulk(const caf::actor& shard, std::shared_ptr<PsBulkClient> bulk);
+  /// Primary-backup: shard k's variables have their backup on shard (k + 1) % n. Tells every
+  /// shard its backup and whose copies it holds, and from then on a request whose shard goes
+  /// away (its actor down, its connection dropped) is sent again, unchanged — the same step id,
+  /// so applied once — to the backup, which serves that shard's variables from then on. Throws
+  /// invalid_argument for fewer than two shards.
+  void replicate(const std::vector<caf::actor>& shards);
+  /// How many shards this client has failed over to their backup.
+  size_t failed_over() const { return failover_->failed_over(); }
 
  private:
   PsBulkClient* bulk_for(const caf::actor& shard) const;
@@ -71,6 +100,7 @@ class PsClient {
   std::chrono::milliseconds timeout_;
   std::vector<std::pair<caf::actor, std::string>> names_;
   std::vector<std::pair<caf::actor, std::shared_ptr<PsBulkClient>>> bulk_;
+  std::shared_ptr<PsFailover> failover_ = std::make_shared<PsFailover>();
 };
 
 }  // namespace troupe

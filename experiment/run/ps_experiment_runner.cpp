@@ -1,6 +1,7 @@
 #include "experiment/run/ps_experiment_runner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -16,6 +17,7 @@
 #include "experiment/run/experiment_input.hpp"
 #include "experiment/run/experiment_setup.hpp"
 #include "experiment/run/progress.hpp"
+#include "experiment/run/ps_resume.hpp"
 #include "experiment/run/run_directory.hpp"
 #include "train/ps_trainer.hpp"
 #include "train/registry.hpp"
@@ -35,9 +37,6 @@ struct Shards {
 
 void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
   const auto& ps = e.strategy().parameter_server();
-  if (ps.replication() > 1)
-    throw unimplemented("strategy.replication: " + std::to_string(ps.replication()) +
-                        " backup shards are not implemented; use 1");
   if (options.workers)
     throw unimplemented(
         "strategy.kind parameter_server runs its workers in this process (troupe run) or as "
@@ -52,9 +51,18 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
                              std::to_string(cluster->shards.size()) + " ps task(s) and " +
                              std::to_string(cluster->workers.size()) + " worker(s)");
   }
-  if (options.resume)
+  if (options.resume && ps.mode() == "sync")
     throw unimplemented(
-        "--resume: parameter_server runs write checkpoints but cannot resume from them yet");
+        "--resume: a sync parameter_server run cannot resume yet (its token queue is not "
+        "checkpointed); async runs can");
+  if (options.ps_cluster && options.resume)
+    throw unimplemented(
+        "--resume: a parameter_server run across processes (troupe launch --ps) cannot resume "
+        "yet (its workers' input positions are not checkpointed); troupe run can");
+  if (options.ps_cluster && ps.replication() > 1)
+    throw unimplemented("strategy.replication: " + std::to_string(ps.replication()) +
+                        " is supported by troupe run's in-process cluster; across processes "
+                        "(troupe launch --ps) a dead ps task still ends the launch: use 1");
   if (!options.timeline_path.empty())
     throw unimplemented("--timeline is not supported for parameter_server runs yet");
   if (!e.train().step().empty() && e.train().step() != "train_step")
@@ -73,8 +81,6 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
                            std::to_string(ps.workers()));
 }
 
-// Every variable and slot, pulled from the shards between steps (the run joins first), and
-// the optimizer's update count, in the checkpoint format of the other strategies.
 // Distinct step ids applied at the shards to the model's variables (not the slots, updated
 // with them): every update names its closure's step id and a shard applies an id once, so this
 // counts the updates that reached the shards however often a closure ran (async: one per
@@ -100,18 +106,21 @@ int64_t steps_applied_at_shards(const ParameterServerStrategy& strategy) {
   return count;
 }
 
-std::string save(PsTrainer& trainer, const std::string& dir, int64_t step, int64_t keep,
-                 int64_t iterations) {
-  std::map<std::string, Tensor> tensors;
-  auto& opt = trainer.optimizer();
-  for (size_t i = 0; i < trainer.variables().size(); ++i) {
-    auto& v = trainer.variables()[i];
-    tensors.emplace(v.name(), v.storage().read(0));
-    for (auto& slot : opt.slot_names())
-      tensors.emplace(opt.slot(i, slot).name(), opt.slot(i, slot).storage().read(0));
+// Every variable and slot, pulled from the shards between steps (the run joins first), and
+// the optimizer's update count, in the checkpoint format of the other strategies. The batches
+// each worker of this process drew go with it (ps_resume.hpp); across processes
+// the workers draw in their own processes and none are recorded.
+std::string save(PsTrainer& trainer, const std::vector<std::atomic<int64_t>>& drawn, bool local,
+                 const std::string& dir, int64_t step, int64_t keep, int64_t iterations) {
+  auto tensors = ps_checkpoint_tensors(trainer);
+  tensors["optimizer/iterations"] = Tensor::from_scalar<int64_t>(iterations);
+  std::map<std::string, std::string> blobs;
+  if (local) {
+    std::vector<int64_t> counts;
+    for (auto& d : drawn) counts.push_back(d.load());
+    blobs["ps_worker_batches"] = format_worker_batches(counts);
   }
-  tensors.emplace("optimizer/iterations", Tensor::from_scalar<int64_t>(iterations));
-  return checkpoint::write_checkpoint(dir, step, tensors, {}, {keep});
+  return checkpoint::write_checkpoint(dir, step, tensors, blobs, {keep});
 }
 
 }  // namespace
@@ -120,6 +129,10 @@ ParameterServerStrategyOptions make_ps_strategy_options(const proto::ParameterSe
   ParameterServerStrategyOptions o;
   o.partitioner = experiment::make_experiment_partitioner(spec.partitioner());
   o.placement = spec.placement().empty() ? "round_robin" : spec.placement();
+  o.replication = spec.replication() > 0 ? spec.replication() : 1;
+  for (int64_t k = 0; k < spec.num_ps(); ++k)
+    o.shard_names.push_back("'ps:" + std::to_string(k) + "' (/job:ps/task:" + std::to_string(k) +
+                            ")");
   return o;
 }
 
@@ -154,8 +167,8 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   const int workers = int(spec.workers());
   RunSummary summary;
   summary.run_dir = run_directory(e, options.run_dir);
-  check_run_directory(summary.run_dir, false, options.overwrite);
-  if (options.overwrite) remove_earlier_run(summary.run_dir);
+  check_run_directory(summary.run_dir, options.resume, options.overwrite);
+  if (options.overwrite && !options.resume) remove_earlier_run(summary.run_dir);
   std::filesystem::create_directories(summary.run_dir);
   const int64_t total = options.steps > 0 ? options.steps : e.train().steps();
   const int64_t log_every = e.train().log_every() > 0 ? e.train().log_every() : total;
@@ -174,6 +187,10 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     ps_tasks = shards.actors;
   }
   ParameterServerStrategy strategy(system, ps_tasks, make_ps_strategy_options(spec));
+  // Batches drawn by each in-process worker: checkpointed, and skipped again on resume.
+  // Declared before the coordinator, whose workers count into them, so that they outlive it.
+  std::vector<std::atomic<int64_t>> drawn(static_cast<size_t>(workers));
+  std::vector<int64_t> skip(static_cast<size_t>(workers), 0);
   ClusterCoordinator coordinator = [&] {
     if (cluster) return ClusterCoordinator(system, cluster->workers, {workers, 2, 1});
     return ClusterCoordinator(system, {workers, 2, 1});
@@ -183,10 +200,46 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
       registry.create_model(e.model().kind(), make_model_config(e));
   PsTrainingOptions training = make_ps_training_options(spec);
   PsTrainer trainer(strategy, coordinator, model, make_optimizer_config(e.optimizer()), training);
-  // Remote workers make the same dataset (experiment/run/ps_worker_host.cpp); this one serves
-  // the in-process workers.
-  const PerWorkerDataset data =
-      coordinator.create_per_worker_dataset([&e](int w) { return make_ps_worker_input(e, w); });
+  int64_t step = 0;
+  if (options.resume) {
+    auto latest = checkpoint::latest_checkpoint(summary.run_dir);
+    if (!latest)
+      throw not_found("--resume: no checkpoint in '" + summary.run_dir + "' to resume from");
+    auto ckpt = checkpoint::read_checkpoint(*latest);
+    if (!ckpt.blobs.count("ps_worker_batches"))
+      throw not_found("checkpoint '" + *latest +
+                      "' has no 'ps_worker_batches' (not written by troupe run of a "
+                      "parameter_server experiment?)");
+    skip = parse_worker_batches(ckpt.blobs.at("ps_worker_batches"), size_t(workers), *latest);
+    restore_ps_checkpoint(trainer, ckpt.tensors, *latest);
+    step = ckpt.step;
+    const int64_t reached = last_logged_step(summary.run_dir);
+    std::fprintf(options.out,
+                 "resumed at step %lld of the checkpoint %s; %lld step(s) after it were lost\n",
+                 static_cast<long long>(step), latest->c_str(),
+                 static_cast<long long>(std::max<int64_t>(reached - step, 0)));
+  }
+  for (int w = 0; w < workers; ++w) drawn[size_t(w)] = skip[size_t(w)];
+  summary.first_step = step;
+  // Remote workers make the same dataset (experiment/run/ps_worker_host.cpp, from
+  // make_ps_worker_input); this one serves the in-process workers.
+  const PerWorkerDataset data = coordinator.create_per_worker_dataset([&e, &drawn, &skip](int w) {
+    ElementFn next = make_ps_worker_input(e, w);
+    for (int64_t k = 0; k < skip[size_t(w)]; ++k) {
+      try {
+        next();
+      } catch (const Error& err) {
+        if (err.code() != Code::out_of_range) throw;
+        throw out_of_range("the training pipeline ended while resuming");
+      }
+    }
+    std::atomic<int64_t>* count = &drawn[size_t(w)];
+    return ElementFn([next, count] {
+      auto element = next();
+      count->fetch_add(1);
+      return element;
+    });
+  });
   // Updates applied so far: the trainer's count in process; across processes the workers apply
   // them, so the shards are asked.
   auto iterations = [&] {
@@ -198,8 +251,8 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   EventWriter events(summary.run_dir);
   summary.events_file = events.path();
   const auto run_start = Clock::now();
-  int64_t step = 0;
-  ProgressPoint point{0, total};
+  const int64_t first_step = step;
+  ProgressPoint point{step, total};
   while (step < total) {
     if (options.stop && options.stop->load()) {
       summary.interrupted = true;
@@ -228,19 +281,21 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
                                 {"examples_per_second", float(point.examples_per_s)}});
     }
     if (checkpoint_every > 0 && step % checkpoint_every == 0 && step != total)
-      summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep(), iterations());
+      summary.checkpoint =
+          save(trainer, drawn, !cluster, summary.run_dir, step, e.train().keep(), iterations());
   }
   progress.finish();
   // At the end, and when stopped: nothing trained is lost.
   const int64_t applied = iterations();
-  summary.checkpoint = save(trainer, summary.run_dir, step, e.train().keep(), applied);
+  summary.checkpoint =
+      save(trainer, drawn, !cluster, summary.run_dir, step, e.train().keep(), applied);
   events.close();
   const double elapsed =
       std::max(std::chrono::duration<double>(Clock::now() - run_start).count(), 1e-9);
   summary.last_step = step;
   summary.final_loss = point.loss;
   summary.final_accuracy = -1;
-  summary.examples_per_s = double(step) * double(global_batch) / elapsed;
+  summary.examples_per_s = double(step - first_step) * double(global_batch) / elapsed;
   std::fprintf(
       options.out,
       "parameter_server: %lld ps task(s), %d worker(s)%s, mode %s, %lld update(s) "

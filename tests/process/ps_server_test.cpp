@@ -170,6 +170,45 @@ TEST_F(PsServer, AKilledPsProcessIsNamedAtTheClientByShardAndTask) {
   }
 }
 
+// replication 2 across processes: ps:0's variables have their backup in the ps:1 process
+// (copies travel ps:0 -> ps:1 through the client's node); kill -9 of ps:0 between and during
+// optimizer steps loses nothing that was acknowledged, and a repeated step id is applied once.
+TEST_F(PsServer, AKilledPrimaryPsProcessFailsOverToItsBackupProcessLosingNothingAcknowledged) {
+  make_cluster(2);
+  auto ps0 = start_ps(0);
+  auto ps1 = start_ps(1);
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, client_options());
+  caf::actor_system sys{cfg};
+  PsShards shards = connect_ps_shards(sys, cluster_, connect_options());
+  PsClient client(sys, 120s);
+  client.name_shards(shards.handles, shards.labels());
+  client.replicate(shards.handles);
+  client.create(shards.handles[0], ps_create_msg{{"a", "", {}, {}}, floats({1}, {1})});
+  client.create(shards.handles[1], ps_create_msg{{"b", "", {}, {}}, floats({1}, {1})});
+  auto step = [&](uint64_t id, const std::string& name) {
+    return client.apply(
+        shards.handles[name == "a" ? 0 : 1],
+        ps_apply_msg{name, id, to_rule_msg(sgd(0.5f)), {}, floats({1}, {0.125f}), {}});
+  };
+  for (uint64_t id = 1; id <= 10; ++id) EXPECT_TRUE(step(id, "a").applied);
+  ps0->signal(SIGKILL);
+  // Sent while ps:0 dies: it lands on ps:0 before the kill (then its copy is on ps:1) or goes
+  // to ps:1 after; either way once.
+  EXPECT_EQ(step(11, "a").updates, 11u);
+  ps0->wait(60s);
+  EXPECT_FALSE(step(11, "a").applied);  // a retry of an acknowledged step
+  for (uint64_t id = 12; id <= 30; ++id) EXPECT_TRUE(step(id, "a").applied);
+  for (uint64_t id = 1; id <= 5; ++id) EXPECT_TRUE(step(id, "b").applied);  // no backup now
+  EXPECT_EQ(client.failed_over(), 1u);
+  // 30 steps of -0.5 * 0.125 each, exactly.
+  EXPECT_EQ(client.read(shards.handles[0], "a").to_vector<float>(), (std::vector<float>{-0.875f}));
+  EXPECT_EQ(client.read(shards.handles[1], "b").to_vector<float>(), (std::vector<float>{0.6875f}));
+  stop_ps_shards(shards);
+  EXPECT_EQ(ps1->wait(60s), 0) << ps1->err();
+  EXPECT_TRUE(contains(ps1->err(), "primary 'ps:0' (/job:ps/task:0")) << ps1->err();
+}
+
 TEST_F(PsServer, SigtermStopsAPlainPsServerWithExitZero) {
   make_cluster(1, /*tls=*/false);
   auto ps0 = start_ps(0);

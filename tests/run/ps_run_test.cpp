@@ -100,7 +100,11 @@ TEST_F(PsRun, SyncAveragesBothWorkersPerUpdate) {
 TEST_F(PsRun, WhatItCannotDoYetIsRefusedByName) {
   auto e = ps_experiment(data, "");
   EXPECT_EQ(error_of([&] { run(runtime, e, dir + "/r", 0, /*resume=*/true); }),
-            "--resume: parameter_server runs write checkpoints but cannot resume from them yet");
+            "--resume: no checkpoint in '" + dir + "/r' to resume from");
+  EXPECT_EQ(
+      error_of([&] { run(runtime, ps_experiment(data, ", mode: sync"), dir + "/r", 0, true); }),
+      "--resume: a sync parameter_server run cannot resume yet (its token queue is not "
+      "checkpointed); async runs can");
   EXPECT_EQ(error_of([&] { run(runtime, e, dir + "/t", 0, false, dir + "/t.json"); }),
             "--timeline is not supported for parameter_server runs yet");
   auto odd = experiment::parse_experiment(
@@ -149,6 +153,111 @@ TEST_F(PsRun, AWorkerHostOrClusterOfAnotherShapeIsRefusedNamingBoth) {
       "strategy.num_ps 2 and strategy.workers 2 do not match the cluster's 2 ps task(s) "
       "and 0 worker(s)");
   for (auto& shard : shards) caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+}
+
+// One worker (one order of updates), so that a resumed run can equal an uninterrupted one.
+proto::Experiment one_worker(const std::string& data, int num_ps, int shards) {
+  auto e = ps_experiment(data, "");
+  auto* ps = e.mutable_strategy()->mutable_parameter_server();
+  ps->set_num_ps(num_ps);
+  ps->set_workers(1);
+  if (shards > 1)
+    ps->mutable_partitioner()->set_num_shards(shards);
+  else
+    ps->clear_partitioner();
+  return e;
+}
+
+// Runs `e` in `dir` with --resume and returns its summary and what it printed.
+std::pair<RunSummary, std::string> resume(Runtime& runtime, const proto::Experiment& e,
+                                          const std::string& dir) {
+  RunOptions o;
+  o.run_dir = dir;
+  o.resume = true;
+  o.out = std::tmpfile();
+  auto s = run_experiment(runtime.system(), e, o);
+  std::rewind(o.out);
+  std::string printed;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, o.out)) printed.append(buf, n);
+  std::fclose(o.out);
+  return {s, printed};
+}
+
+// The run died after step 150 (its last checkpoint is the one of step 100): removes the
+// newer checkpoint, as if it had never been written.
+void lose_checkpoint(const std::string& prefix) {
+  const fs::path dir = fs::path(prefix).parent_path();
+  const std::string name = fs::path(prefix).filename().string();
+  fs::remove(dir / "checkpoint");
+  for (auto& f : fs::directory_iterator(dir))
+    if (f.path().filename().string().rfind(name + ".", 0) == 0) fs::remove(f.path());
+}
+
+TEST_F(PsRun, ResumeRestoresVariablesSlotsAndInputAndReportsTheLostSteps) {
+  auto e = one_worker(data, 2, 2);
+  auto whole = checkpoint::read_checkpoint(run(runtime, e, dir + "/whole").checkpoint);
+  auto died = run(runtime, e, dir + "/died");
+  lose_checkpoint(died.checkpoint);
+  auto [s, printed] = resume(runtime, e, dir + "/died");
+  EXPECT_NE(printed.find("resumed at step 100 of the checkpoint " + dir +
+                         "/died/ckpt-100; 50 step(s) after it were lost"),
+            std::string::npos)
+      << printed;
+  EXPECT_EQ(s.first_step, 100);
+  EXPECT_EQ(s.last_step, 150);
+  auto resumed = checkpoint::read_checkpoint(s.checkpoint);
+  ASSERT_EQ(resumed.tensors.size(), whole.tensors.size());
+  for (auto& [name, t] : whole.tensors)
+    EXPECT_TRUE(resumed.tensors.at(name).bitwise_equal(t)) << name;
+}
+
+TEST_F(PsRun, ResumeReshardsIntoAnotherNumberOfPsTasks) {
+  // Written by 4 ps tasks (4 parts a table), resumed by 1, 2 and 3; written by 1, resumed by 4.
+  const std::vector<std::pair<std::pair<int, int>, std::pair<int, int>>> cases = {
+      {{4, 4}, {1, 1}}, {{4, 4}, {2, 2}}, {{4, 4}, {3, 3}}, {{1, 1}, {4, 4}}};
+  auto whole =
+      checkpoint::read_checkpoint(run(runtime, one_worker(data, 1, 1), dir + "/whole").checkpoint);
+  int n = 0;
+  for (auto& [from, to] : cases) {
+    const std::string d = dir + "/reshard" + std::to_string(n++);
+    auto died = run(runtime, one_worker(data, from.first, from.second), d);
+    lose_checkpoint(died.checkpoint);
+    auto [s, printed] = resume(runtime, one_worker(data, to.first, to.second), d);
+    auto resumed = checkpoint::read_checkpoint(s.checkpoint);
+    for (auto& [name, t] : whole.tensors) {
+      const Tensor& r = resumed.tensors.at(name);
+      ASSERT_EQ(r.shape(), t.shape()) << name;
+      if (t.dtype() != DType::float32) {
+        EXPECT_TRUE(r.bitwise_equal(t)) << name;
+        continue;
+      }
+      // The optimizer is elementwise, so the parts do not change the arithmetic.
+      for (int64_t i = 0; i < t.num_elements(); ++i)
+        ASSERT_NEAR(r.data<float>()[i], t.data<float>()[i], 1e-6)
+            << name << "[" << i << "], " << from.first << " -> " << to.first << " ps tasks";
+    }
+  }
+}
+
+TEST_F(PsRun, ResumeOfACheckpointOfAnotherWorkerCountIsRefusedNamingIt) {
+  auto e = one_worker(data, 2, 2);
+  auto first = run(runtime, e, dir + "/w");
+  auto two = ps_experiment(data, "");
+  EXPECT_EQ(error_of([&] { resume(runtime, two, dir + "/w"); }),
+            "checkpoint '" + first.checkpoint +
+                "' was written by 1 worker(s), this run has 2 (strategy.workers): each worker "
+                "reads its own shard of the data");
+}
+
+TEST_F(PsRun, ReplicationTwoTrainsToTheSameWeightsAsReplicationOne) {
+  auto one = one_worker(data, 2, 2);
+  auto two = one;
+  two.mutable_strategy()->mutable_parameter_server()->set_replication(2);
+  auto a = checkpoint::read_checkpoint(run(runtime, one, dir + "/one").checkpoint);
+  auto b = checkpoint::read_checkpoint(run(runtime, two, dir + "/two").checkpoint);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (auto& [name, t] : a.tensors) EXPECT_TRUE(b.tensors.at(name).bitwise_equal(t)) << name;
 }
 
 }  // namespace
