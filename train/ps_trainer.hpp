@@ -11,6 +11,8 @@
 // applied once.
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +41,34 @@ struct PsTrainingOptions {
   std::string step_name = "train_step";
 };
 
+/// The parts of a worker's step, as PsTrainer reports them to its observer.
+enum class PsStepPart {
+  step,   ///< the whole closure on the worker
+  input,  ///< drawing the batch from the worker's iterator
+  token,  ///< sync: waiting for a token (the previous update on the shards)
+  pull,   ///< reading every variable from the shards
+  push,   ///< optimizer steps on the shards (async: every step; sync: the completing offer)
+  offer,  ///< sync: handing the gradients to the SyncReplicas accumulator
+};
+
+/// "step", "input", "token", "pull", "push", "offer".
+const char* ps_step_part_name(PsStepPart part);
+
+/// Called on the worker's thread after each part of a step with its span and the bytes it moved
+/// (values and indices of the tensors pulled, pushed or offered; 0 for the others).
+using PsStepObserver =
+    std::function<void(int worker, PsStepPart part, std::chrono::steady_clock::time_point begin,
+                       std::chrono::steady_clock::time_point end, int64_t bytes)>;
+
+/// Totals over every step run so far (all workers).
+struct PsTraffic {
+  int64_t steps = 0;         ///< closures run to the end
+  int64_t bytes_pulled = 0;  ///< variables read from the shards
+  int64_t bytes_pushed = 0;  ///< gradients pushed to the shards and offered to the accumulator
+  /// Time workers waited for parameters: pulling them, and (sync) for a token.
+  double parameter_wait_seconds = 0;
+};
+
 class PsTrainer {
  public:
   /// Creates the model's variables and the optimizer's slots on `strategy`'s shards (enters its
@@ -61,11 +91,18 @@ class PsTrainer {
   /// The sync accumulator (nullptr in async mode).
   const SyncReplicas* sync() const { return sync_.get(); }
   PsTrainingMode mode() const { return options_.mode; }
+  /// Reports every step's parts to `observer` (call before scheduling steps).
+  void set_observer(PsStepObserver observer) { observer_ = std::move(observer); }
+  /// Bytes moved and time waited for parameters, over every step so far.
+  PsTraffic traffic() const;
 
  private:
   std::vector<Tensor> run_step(StepContext& ctx, const std::vector<Tensor>& args);
   std::vector<Tensor> pull() const;
   void apply(const std::vector<Gradient>& grads);
+  // Tells the observer and the totals about one part of a step that began at `begin`.
+  void record(int worker, PsStepPart part, std::chrono::steady_clock::time_point begin,
+              int64_t bytes);
 
   ParameterServerStrategy& strategy_;
   ClusterCoordinator& coordinator_;
@@ -75,6 +112,8 @@ class PsTrainer {
   Optimizer optimizer_;
   std::unique_ptr<SyncReplicas> sync_;
   std::atomic<int64_t> updates_{0};
+  PsStepObserver observer_;
+  std::atomic<int64_t> steps_{0}, bytes_pulled_{0}, bytes_pushed_{0}, parameter_wait_ns_{0};
 };
 
 }  // namespace troupe

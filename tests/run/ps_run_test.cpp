@@ -90,8 +90,6 @@ TEST_F(PsRun, WhatItCannotDoYetIsRefusedByName) {
   auto e = ps_experiment(data, "");
   EXPECT_EQ(error_of([&] { run(runtime, e, dir + "/r", 0, /*resume=*/true); }),
             "--resume: parameter_server runs write checkpoints but cannot resume from them yet");
-  EXPECT_EQ(error_of([&] { run(runtime, e, dir + "/t", 0, false, dir + "/t.json"); }),
-            "--timeline is not supported for parameter_server runs yet");
   auto odd = experiment::parse_experiment(
       "name: ps-odd\nstrategy: {kind: parameter_server, num_ps: 1, workers: 3}\n"
       "model: {kind: embedding, num_users: 30, num_items: 20, embedding_dim: 4}\n"
