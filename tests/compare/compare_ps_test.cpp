@@ -90,7 +90,8 @@ PsSpans read_ps_spans(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   PsSpans s;
-  for (const Json& e : Json::parse(text.str()).find("traceEvents")->items()) {
+  const Json trace = Json::parse(text.str());
+  for (const Json& e : trace.find("traceEvents")->items()) {
     const Json* cat = e.find("cat");
     if (!cat) continue;
     if (cat->text() == "replica") {

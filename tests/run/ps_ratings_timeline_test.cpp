@@ -76,7 +76,8 @@ TEST(SyntheticRatingsRun, APsRunWritesEveryWorkerStepsPartsToItsTimeline) {
   std::ostringstream text;
   text << in.rdbuf();
   std::map<std::string, int> spans;  // "replica worker_step", "ps pull 480 bytes", ...
-  for (const Json& e : Json::parse(text.str()).find("traceEvents")->items())
+  const Json trace = Json::parse(text.str());
+  for (const Json& e : trace.find("traceEvents")->items())
     ++spans[e.find("cat")->text() + " " + e.find("name")->text()];
   // 40 steps x 2 workers; each pulls both tables, (20 + 10) x 4 float32, and offers its 8 rows
   // of each table's gradient: 8 x 4 float32 + 8 int64 ids, twice.
