@@ -97,7 +97,8 @@ void usage(const po::options_description& options) {
                "data as `data: {kind: synthetic_classification}` with that seed), and prints the\n"
                "`data:` section that reads them. --kind ratings writes {ids: int64[2],\n"
                "rating: float32} of random (user, item) pairs rated by hidden rank-R factors\n"
-               "(--users U --items I --rank R), for the embedding model.\n\n"
+               "(--users U --items I --rank R), for the embedding model: the same ratings as\n"
+               "`data: {kind: synthetic_ratings}` with that seed reads from memory.\n\n"
             << options << std::flush;
 }
 

@@ -68,10 +68,21 @@ TEST(SyntheticRatingsRun, AreTheRatingsTroupeDataSynthesizeWrites) {
 TEST(SyntheticRatingsRun, APsRunWritesEveryWorkerStepsPartsToItsTimeline) {
   Runtime runtime;
   const std::string dir = fresh_dir("ps-timeline");
-  auto s = run(runtime, ratings_experiment(kInMemory, ", mode: sync"), dir, 0, false,
-               dir + "/timeline.json");
+  RunOptions o;
+  o.run_dir = dir;
+  o.timeline_path = dir + "/timeline.json";
+  o.out = std::tmpfile();
+  auto s = run_experiment(runtime.system(), ratings_experiment(kInMemory, ", mode: sync"), o);
+  std::rewind(o.out);
+  std::string printed;
+  for (int c; (c = std::fgetc(o.out)) != EOF;) printed += char(c);
+  std::fclose(o.out);
   EXPECT_EQ(s.last_step, 40);
   EXPECT_EQ(s.timeline, dir + "/timeline.json");
+  // PsTrainer::traffic() per worker step: the offer (384 bytes) plus half a mean push (768 / 2).
+  EXPECT_NE(printed.find("parameter_server: per worker step 480 bytes pulled, 768 bytes pushed, "),
+            std::string::npos)
+      << printed;
   std::ifstream in(s.timeline);
   std::ostringstream text;
   text << in.rdbuf();
