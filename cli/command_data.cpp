@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <random>
 
 #include <boost/program_options.hpp>
 
 #include "cli/commands.hpp"
 #include "core/data/example_proto.hpp"
 #include "core/data/synthetic.hpp"
+#include "core/data/synthetic_ratings.hpp"
 #include "core/data/tfrecord.hpp"
 #include "core/status.hpp"
 
@@ -97,27 +97,29 @@ void usage(const po::options_description& options) {
                "data as `data: {kind: synthetic_classification}` with that seed), and prints the\n"
                "`data:` section that reads them. --kind ratings writes {ids: int64[2],\n"
                "rating: float32} of random (user, item) pairs rated by hidden rank-R factors\n"
-               "(--users U --items I --rank R), for the embedding model.\n\n"
+               "(--users U --items I --rank R), for the embedding model: the same ratings as\n"
+               "`data: {kind: synthetic_ratings}` with that seed reads from memory.\n\n"
             << options << std::flush;
 }
 
 // Examples {ids: int64_list[user, item], rating: float_list[1]} of random (user, item) pairs,
-// rated by a hidden rank-`rank` factorisation: rating = <factor_u, factor_i>, factors uniform in
-// [-1, 1] — what the embedding (matrix factorisation) model can learn exactly.
+// rated by a hidden rank-`rank` factorisation (core/data/synthetic_ratings.hpp): the same
+// examples as `data: {kind: synthetic_ratings}` with that seed reads from memory.
 std::vector<std::string> write_ratings(const SynthesizeOptions& o) {
-  std::mt19937_64 rng(o.seed);
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<float> users(size_t(o.users * o.rank)), items(size_t(o.items * o.rank));
-  for (auto& x : users) x = uniform(rng);
-  for (auto& x : items) x = uniform(rng);
-  return write_shards(o, [&](int64_t) {
-    const int64_t u = int64_t(rng() % uint64_t(o.users)), v = int64_t(rng() % uint64_t(o.items));
-    float rating = 0;
-    for (int64_t k = 0; k < o.rank; ++k)
-      rating += users[size_t(u * o.rank + k)] * items[size_t(v * o.rank + k)];
+  data::RatingsOptions r;
+  r.num_examples = o.examples;
+  r.num_users = o.users;
+  r.num_items = o.items;
+  r.rank = o.rank;
+  r.seed = o.seed;
+  auto it = data::synthetic_ratings(r).make_iterator();
+  return write_shards(o, [&](int64_t i) {
+    auto element = it.next();
+    if (!element)
+      throw internal_error("synthetic ratings ended after " + std::to_string(i) + " examples");
     data::Example example;
-    example["ids"] = data::Feature::of_int64s({u, v});
-    example["rating"] = data::Feature::of_floats({rating});
+    example["ids"] = data::Feature::of_int64s(element->at(0).to_vector<int64_t>());
+    example["rating"] = data::Feature::of_floats({element->at(1).scalar<float>()});
     return example;
   });
 }

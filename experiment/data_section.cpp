@@ -36,13 +36,13 @@ void read_feature_map(const Field& field, SourceMap& source, const std::string& 
 }  // namespace
 
 void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
-  MapFields data(
-      field, source,
-      {"kind", "examples", "global_batch", "files", "features", "label", "header", "shuffle",
-       "shuffle_buffer", "prefetch", "input_dim", "classes", "distribute", "auto_shard"});
-  out->set_kind(
-      read_choice(data.require("kind"), source,
-                  {"synthetic_classification", "synthetic_regression", "tfrecord", "csv"}));
+  MapFields data(field, source,
+                 {"kind", "examples", "global_batch", "files", "features", "label", "header",
+                  "shuffle", "shuffle_buffer", "prefetch", "input_dim", "classes", "distribute",
+                  "auto_shard", "users", "items", "rank"});
+  out->set_kind(read_choice(data.require("kind"), source,
+                            {"synthetic_classification", "synthetic_regression",
+                             "synthetic_ratings", "tfrecord", "csv"}));
   const std::string& kind = out->kind();
   bool synthetic = kind.rfind("synthetic_", 0) == 0;
   out->set_global_batch(read_integer(data.require("global_batch"), source, 1));
@@ -50,6 +50,19 @@ void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
     out->set_examples(read_integer(data.require("examples"), source, 1));
     for (const char* key : {"files", "features", "label", "header"})
       if (auto f = data.get(key)) throw source.error(f->path, "not used by data kind " + kind);
+    if (kind == "synthetic_ratings") {
+      // (user, item) ids, not features: the tables' sizes bound them, not an input width.
+      if (auto dim = data.get("input_dim"))
+        throw source.error(dim->path, "not used by data kind " + kind + " (ids are (user, item))");
+      if (auto users = data.get("users")) out->set_users(read_integer(*users, source, 1));
+      if (auto items = data.get("items")) out->set_items(read_integer(*items, source, 1));
+      if (auto rank = data.get("rank")) out->set_rank(read_integer(*rank, source, 1));
+    } else {
+      for (const char* key : {"users", "items", "rank"})
+        if (auto f = data.get(key))
+          throw source.error(f->path,
+                             "not used by data kind " + kind + " (synthetic_ratings only)");
+    }
     if (auto dim = data.get("input_dim")) out->set_input_dim(read_integer(*dim, source, 1));
     if (auto classes = data.get("classes")) {
       if (kind != "synthetic_classification")
@@ -57,6 +70,9 @@ void read_data(const Field& field, SourceMap& source, proto::DataSpec* out) {
       out->set_classes(read_integer(*classes, source, 2));
     }
   } else {
+    for (const char* key : {"users", "items", "rank"})
+      if (auto f = data.get(key))
+        throw source.error(f->path, "not used by data kind " + kind + " (synthetic_ratings only)");
     for (const char* key : {"input_dim", "classes"})
       if (auto f = data.get(key))
         throw source.error(f->path, "not used by data kind " + kind + " (features set it)");

@@ -36,6 +36,24 @@ void check_file_label(const proto::Experiment& experiment, const SourceMap& sour
   }
 }
 
+// synthetic_ratings feeds (user, item) ids into the embedding model's tables: every id must
+// have its row.
+void check_ratings(const proto::Experiment& experiment, const SourceMap& source) {
+  const auto& model = experiment.model();
+  const auto& data = experiment.data();
+  if (model.kind() != "embedding")
+    throw source.error("data.kind", "synthetic_ratings needs the embedding model (model.kind is " +
+                                        model.kind() + ")");
+  if (data.users() > model.num_users())
+    throw source.error("data.users", "data.users " + std::to_string(data.users()) +
+                                         " makes user ids the table cannot hold (model.num_users " +
+                                         std::to_string(model.num_users()) + ")");
+  if (data.items() > model.num_items())
+    throw source.error("data.items", "data.items " + std::to_string(data.items()) +
+                                         " makes item ids the table cannot hold (model.num_items " +
+                                         std::to_string(model.num_items()) + ")");
+}
+
 }  // namespace
 
 int replica_count(const proto::StrategySpec& strategy) {
@@ -68,6 +86,7 @@ void check_experiment(const proto::Experiment& experiment, const SourceMap& sour
   if (data.kind() == "synthetic_regression" && (model.kind() == "softmax" || model.kind() == "mlp"))
     throw source.error("data.kind", "synthetic_regression needs a linear model (model.kind is " +
                                         model.kind() + ")");
+  if (data.kind() == "synthetic_ratings") check_ratings(experiment, source);
   if (data.kind() == "tfrecord" || data.kind() == "csv") check_file_label(experiment, source);
   if (model.kind() == "embedding") return;  // ids index tables: no feature width to compare
   int64_t width = data_input_dim(data);

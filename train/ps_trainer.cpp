@@ -45,7 +45,33 @@ std::unique_ptr<SyncReplicas> make_sync(ParameterServerStrategy& strategy,
       strategy.system(), sync_options(o, coordinator.num_workers()), strategy.kernels());
 }
 
+int64_t bytes_of(const Tensor& t) { return t.defined() ? int64_t(t.byte_size()) : 0; }
+
+int64_t bytes_of(const std::vector<Tensor>& tensors) {
+  int64_t bytes = 0;
+  for (const auto& t : tensors) bytes += bytes_of(t);
+  return bytes;
+}
+
+int64_t bytes_of(const std::vector<Gradient>& grads) {
+  int64_t bytes = 0;
+  for (const auto& g : grads) bytes += bytes_of(g.values) + bytes_of(g.indices);
+  return bytes;
+}
+
 }  // namespace
+
+const char* ps_step_part_name(PsStepPart part) {
+  switch (part) {
+    case PsStepPart::step: return "step";
+    case PsStepPart::input: return "input";
+    case PsStepPart::token: return "token";
+    case PsStepPart::pull: return "pull";
+    case PsStepPart::push: return "push";
+    case PsStepPart::offer: return "offer";
+  }
+  return "unknown";
+}
 
 PsTrainingMode parse_ps_training_mode(const std::string& text) {
   if (text == "async") return PsTrainingMode::async;
@@ -141,10 +167,35 @@ void PsTrainer::apply(const std::vector<Gradient>& grads, int64_t update) {
   }
 }
 
+PsTraffic PsTrainer::traffic() const {
+  PsTraffic t;
+  t.steps = steps_.load();
+  t.bytes_pulled = bytes_pulled_.load();
+  t.bytes_pushed = bytes_pushed_.load();
+  t.parameter_wait_seconds = double(parameter_wait_ns_.load()) * 1e-9;
+  return t;
+}
+
+void PsTrainer::record(int worker, PsStepPart part, std::chrono::steady_clock::time_point begin,
+                       int64_t bytes) {
+  const auto end = std::chrono::steady_clock::now();
+  if (part == PsStepPart::pull || part == PsStepPart::token)
+    parameter_wait_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count();
+  if (part == PsStepPart::pull) bytes_pulled_ += bytes;
+  if (part == PsStepPart::push || part == PsStepPart::offer) bytes_pushed_ += bytes;
+  if (part == PsStepPart::step) ++steps_;
+  if (observer_) observer_(worker, part, begin, end, bytes);
+}
+
 std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tensor>& args) {
+  using Clock = std::chrono::steady_clock;
+  const auto step_begin = Clock::now();
+  const int worker = ctx.worker();
   if (args.size() != 1 || args[0].dtype() != DType::int64 || args[0].num_elements() != 1)
     throw invalid_argument("step '" + options_.step_name + "' takes one per-worker dataset id");
+  auto begin = Clock::now();
   std::vector<Tensor> batch = ctx.next(args[0].to_vector<int64_t>()[0]);
+  record(worker, PsStepPart::input, begin, 0);
   if (batch.size() != 2)
     throw invalid_argument("step '" + options_.step_name +
                            "' needs dataset elements {features, labels}, got " +
@@ -152,9 +203,16 @@ std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tens
   const int64_t rows = batch[0].shape()[0];
   int64_t local_step = 0;
   const SyncReplicas* sync = sync_for(ctx);
-  if (sync) local_step = sync->take_token();
+  if (sync) {
+    begin = Clock::now();
+    local_step = sync->take_token();
+    record(worker, PsStepPart::token, begin, 0);
+  }
   Ops ops(*strategy_.kernels());
-  ModelOutput out = model_->compute(ops, pull(), batch[0], batch[1], rows);
+  begin = Clock::now();
+  std::vector<Tensor> params = pull();
+  record(worker, PsStepPart::pull, begin, bytes_of(params));
+  ModelOutput out = model_->compute(ops, params, batch[0], batch[1], rows);
   // TerminateOnNaN: a non-finite loss stops the training (the coordinator raises it on join)
   // before any gradient of it reaches the shards.
   if (!std::isfinite(out.stats.loss_sum))
@@ -163,18 +221,25 @@ std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tens
                               (std::isnan(out.stats.loss_sum) ? "NaN" : "infinite") +
                               "; nothing was applied");
   if (!sync) {
+    begin = Clock::now();
     apply(out.grads, int64_t(ctx.step_id()));
+    record(worker, PsStepPart::push, begin, bytes_of(out.grads));
   } else {
     std::vector<SyncGradient> grads;
     for (auto& g : out.grads) grads.push_back({g.values, g.indices});
+    begin = Clock::now();
     SyncOffer offer = sync->offer(local_step, std::move(grads));
+    record(worker, PsStepPart::offer, begin, bytes_of(out.grads));
     if (offer.apply) {
       std::vector<Gradient> mean;
       for (auto& g : offer.mean) mean.push_back({g.values, g.indices});
+      begin = Clock::now();
       apply(mean, offer.global_step + 1);
       sync->applied(offer.global_step);
+      record(worker, PsStepPart::push, begin, bytes_of(mean));
     }
   }
+  record(worker, PsStepPart::step, step_begin, 0);
   return {Tensor::from_scalar<double>(out.stats.loss_sum),
           Tensor::from_scalar<double>(double(out.stats.rows))};
 }

@@ -11,6 +11,8 @@
 // applied once.
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +43,34 @@ struct PsTrainingOptions {
   /// sync, in a worker process (the StepHost constructor): the number of workers of the
   /// cluster, for the default of replicas_to_aggregate.
   int64_t num_workers = 0;
+};
+
+/// The parts of a worker's step, as PsTrainer reports them to its observer.
+enum class PsStepPart {
+  step,   ///< the whole closure on the worker
+  input,  ///< drawing the batch from the worker's iterator
+  token,  ///< sync: waiting for a token (the previous update on the shards)
+  pull,   ///< reading every variable from the shards
+  push,   ///< optimizer steps on the shards (async: every step; sync: the completing offer)
+  offer,  ///< sync: handing the gradients to the SyncReplicas accumulator
+};
+
+/// "step", "input", "token", "pull", "push", "offer".
+const char* ps_step_part_name(PsStepPart part);
+
+/// Called on the worker's thread after each part of a step with its span and the bytes it moved
+/// (values and indices of the tensors pulled, pushed or offered; 0 for the others).
+using PsStepObserver =
+    std::function<void(int worker, PsStepPart part, std::chrono::steady_clock::time_point begin,
+                       std::chrono::steady_clock::time_point end, int64_t bytes)>;
+
+/// Totals over every step run so far (all workers).
+struct PsTraffic {
+  int64_t steps = 0;         ///< closures run to the end
+  int64_t bytes_pulled = 0;  ///< variables read from the shards
+  int64_t bytes_pushed = 0;  ///< gradients pushed to the shards and offered to the accumulator
+  /// Time workers waited for parameters: pulling them, and (sync) for a token.
+  double parameter_wait_seconds = 0;
 };
 
 class PsTrainer {
@@ -76,6 +106,10 @@ class PsTrainer {
   /// The sync accumulator (nullptr in async mode and in a worker process).
   const SyncReplicas* sync() const { return sync_.get(); }
   PsTrainingMode mode() const { return options_.mode; }
+  /// Reports every step's parts to `observer` (call before scheduling steps).
+  void set_observer(PsStepObserver observer) { observer_ = std::move(observer); }
+  /// Bytes moved and time waited for parameters, over every step so far.
+  PsTraffic traffic() const;
 
  private:
   std::vector<Tensor> run_step(StepContext& ctx, const std::vector<Tensor>& args);
@@ -83,6 +117,9 @@ class PsTrainer {
   void apply(const std::vector<Gradient>& grads, int64_t update);
   /// The accumulator a step offers to: this process's, or the coordinator's (sync only).
   const SyncReplicas* sync_for(const StepContext& ctx);
+  // Tells the observer and the totals about one part of a step that began at `begin`.
+  void record(int worker, PsStepPart part, std::chrono::steady_clock::time_point begin,
+              int64_t bytes);
 
   ParameterServerStrategy& strategy_;
   ClusterCoordinator* coordinator_;  // nullptr in a worker process
@@ -93,6 +130,8 @@ class PsTrainer {
   std::unique_ptr<SyncReplicas> sync_;
   std::unique_ptr<SyncReplicas> remote_sync_;  // a worker process's handle on the coordinator's
   std::atomic<int64_t> updates_{0};
+  PsStepObserver observer_;
+  std::atomic<int64_t> steps_{0}, bytes_pulled_{0}, bytes_pushed_{0}, parameter_wait_ns_{0};
 };
 
 }  // namespace troupe

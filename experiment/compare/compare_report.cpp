@@ -37,17 +37,18 @@ void write_file(const std::string& path, const std::string& text) {
 std::string table_csv(const std::vector<VariantSummary>& vs) {
   std::string csv =
       "variant,workers,replicas,steps,examples_per_s,time_to_target_s,final_loss,final_accuracy,"
-      "collective_bytes_per_step,input_ms,compute_ms,communication_ms,barrier_ms,wait_ms,"
+      "bytes_per_step,input_ms,compute_ms,communication_ms,barrier_ms,parameter_wait_ms,wait_ms,"
       "step_ms,stopped\n";
   for (const auto& v : vs) {
     const int64_t steps = v.rows.empty() ? 0 : v.rows.back().step;
     char line[512];
-    std::snprintf(
-        line, sizeof line, "%s,%d,%d,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,",
-        v.name.c_str(), v.workers, v.replicas, static_cast<long long>(steps), v.examples_per_s,
-        v.time_to_target, v.final_loss, v.final_accuracy, v.breakdown.collective_bytes,
-        v.breakdown.input_ms, v.breakdown.compute_ms, v.breakdown.communication_ms,
-        v.breakdown.barrier_ms, v.breakdown.wait_ms, v.breakdown.step_ms);
+    std::snprintf(line, sizeof line,
+                  "%s,%d,%d,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,",
+                  v.name.c_str(), v.workers, v.replicas, static_cast<long long>(steps),
+                  v.examples_per_s, v.time_to_target, v.final_loss, v.final_accuracy,
+                  v.breakdown.bytes_per_step, v.breakdown.input_ms, v.breakdown.compute_ms,
+                  v.breakdown.communication_ms, v.breakdown.barrier_ms,
+                  v.breakdown.parameter_wait_ms, v.breakdown.wait_ms, v.breakdown.step_ms);
     csv += line + ("\"" + v.stop_reason + "\"\n");
   }
   return csv;
@@ -75,11 +76,13 @@ std::string metrics_json(const std::vector<VariantSummary>& vs, const CompareSpe
     json.key("examples_per_s").number(v.examples_per_s);
     json.key("time_to_target_s").number(v.time_to_target);
     json.key("final_loss").number(v.final_loss).key("final_accuracy").number(v.final_accuracy);
-    json.key("collective_bytes_per_step").number(v.breakdown.collective_bytes);
+    json.key("num_ps").integer(v.num_ps);
+    json.key("bytes_per_step").number(v.breakdown.bytes_per_step);
     json.key("step_ms").begin_object();
     json.key("input").number(v.breakdown.input_ms).key("compute").number(v.breakdown.compute_ms);
     json.key("communication").number(v.breakdown.communication_ms);
     json.key("barrier").number(v.breakdown.barrier_ms);
+    json.key("parameter_wait").number(v.breakdown.parameter_wait_ms);
     json.key("wait").number(v.breakdown.wait_ms).key("step").number(v.breakdown.step_ms);
     json.end_object().key("metrics").begin_array();
     for (const auto& r : v.rows) {
@@ -110,7 +113,7 @@ void write_plots(const std::vector<VariantSummary>& vs, const std::string& dir) 
     throughput.emplace_back(v.name, v.examples_per_s);
     names.push_back(v.name);
     parts.push_back({v.breakdown.input_ms, v.breakdown.compute_ms, v.breakdown.communication_ms,
-                     v.breakdown.barrier_ms, v.breakdown.wait_ms});
+                     v.breakdown.barrier_ms, v.breakdown.parameter_wait_ms, v.breakdown.wait_ms});
   }
   report::write_png(report::line_chart(by_time, {"LOSS VS TRAINING TIME", "seconds", "loss"}),
                     dir + "/loss_vs_time.png");
@@ -119,8 +122,9 @@ void write_plots(const std::vector<VariantSummary>& vs, const std::string& dir) 
   report::write_png(report::bar_chart(throughput, {"THROUGHPUT", "", "examples/s"}),
                     dir + "/throughput.png");
   report::write_png(
-      report::stacked_bar_chart(names, {"input", "compute", "communication", "merge_call", "wait"},
-                                parts, {"WHERE A STEP'S TIME GOES", "", "ms per step"}),
+      report::stacked_bar_chart(
+          names, {"input", "compute", "communication", "merge_call", "parameters", "wait"}, parts,
+          {"WHERE A STEP'S TIME GOES", "", "ms per step"}),
       dir + "/step_breakdown.png");
 }
 
@@ -133,22 +137,23 @@ std::string report_page(const CompareSpec& spec, const std::vector<VariantSummar
   md += " the same seed for every variant.\n\n";
   md +=
       "| variant | workers x replicas | steps | examples/s | time to target (s) | final loss | "
-      "final accuracy | collective bytes/step/replica | input | compute | communication | "
-      "merge_call | wait | step (ms) | stopped |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "final accuracy | bytes/step/replica | input | compute | communication | merge_call | "
+      "waiting for parameters | wait | step (ms) | stopped |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& v : vs) {
     const int64_t steps = v.rows.empty() ? 0 : v.rows.back().step;
     const StepBreakdown& b = v.breakdown;
     md += "| " + v.name + " | " + std::to_string(v.workers) + " x " +
-          std::to_string(v.replicas / std::max(1, v.workers)) + " | " + std::to_string(steps) +
-          " | " + fixed(v.examples_per_s, 0) + " | " +
+          std::to_string(v.replicas / std::max(1, v.workers)) +
+          (v.num_ps > 0 ? " + " + std::to_string(v.num_ps) + " ps" : std::string()) + " | " +
+          std::to_string(steps) + " | " + fixed(v.examples_per_s, 0) + " | " +
           (v.time_to_target >= 0 ? fixed(v.time_to_target, 2) : std::string("not reached")) +
           " | " + fixed(v.final_loss, 4) + " | " +
           (v.final_accuracy >= 0 ? fixed(100 * v.final_accuracy, 2) + "%" : std::string("-")) +
-          " | " + fixed(b.collective_bytes, 0) + " | " + fixed(b.input_ms, 3) + " | " +
+          " | " + fixed(b.bytes_per_step, 0) + " | " + fixed(b.input_ms, 3) + " | " +
           fixed(b.compute_ms, 3) + " | " + fixed(b.communication_ms, 3) + " | " +
-          fixed(b.barrier_ms, 3) + " | " + fixed(b.wait_ms, 3) + " | " + fixed(b.step_ms, 3) +
-          " | " + v.stop_reason + " |\n";
+          fixed(b.barrier_ms, 3) + " | " + fixed(b.parameter_wait_ms, 3) + " | " +
+          fixed(b.wait_ms, 3) + " | " + fixed(b.step_ms, 3) + " | " + v.stop_reason + " |\n";
   }
   md +=
       "\nInput to step: milliseconds per step (docs/compare.md says what each measures); "
@@ -174,8 +179,15 @@ VariantSummary summarize_variant(const CompareSpec& spec, size_t index,
   v.name = variant.name;
   v.stop_reason = read_text(variant_done_file(out_dir, variant.name));
   v.workers = variant.workers;
-  const ExperimentPlan plan = make_plan(variant.experiment);
-  v.replicas = int(plan.replicas.size()) * variant.workers;
+  if (variant.experiment.strategy().kind() == "parameter_server") {
+    // In-process workers, one replica each, and the shards they pull from.
+    const auto& ps = variant.experiment.strategy().parameter_server();
+    v.workers = v.replicas = int(ps.workers());
+    v.num_ps = int(ps.num_ps());
+  } else {
+    const ExperimentPlan plan = make_plan(variant.experiment);
+    v.replicas = int(plan.replicas.size()) * variant.workers;
+  }
   v.global_batch = variant.experiment.data().global_batch();
   // Cut where the rule triggered: a launched cluster may log once more before it stops.
   StopRuleTracker tracker(spec.stop);

@@ -17,6 +17,7 @@ struct VariantSummary {
   std::string stop_reason;  ///< what compare_done says
   int workers = 1;
   int replicas = 1;  ///< over all workers
+  int num_ps = 0;    ///< parameter-server variants: the ps tasks
   int64_t global_batch = 0;
   /// metrics.csv's rows up to the step at which the stopping rule triggered.
   std::vector<MetricRow> rows;

@@ -141,9 +141,14 @@ CompareOutcome run_comparison(caf::actor_system& system, const CompareSpec& spec
       outcome.skipped.push_back(v.name);
       continue;
     }
-    std::fprintf(options.out, "troupe compare: variant %zu/%zu \"%s\" (%s, %d worker(s))\n", i + 1,
-                 spec.variants.size(), v.name.c_str(), v.experiment.strategy().kind().c_str(),
-                 v.workers);
+    // A parameter-server variant's workers are threads of this process, beside its ps shards.
+    const auto& ps = v.experiment.strategy().parameter_server();
+    const bool is_ps = v.experiment.strategy().kind() == "parameter_server";
+    std::fprintf(
+        options.out, "troupe compare: variant %zu/%zu \"%s\" (%s, %d worker(s)%s)\n", i + 1,
+        spec.variants.size(), v.name.c_str(), v.experiment.strategy().kind().c_str(),
+        is_ps ? int(ps.workers()) : v.workers,
+        is_ps ? (", " + std::to_string(ps.num_ps()) + " ps, in this process").c_str() : "");
     std::fflush(options.out);
     std::string reason;
     try {

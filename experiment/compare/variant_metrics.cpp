@@ -27,6 +27,12 @@ double as_logged(double v, int digits) {
   return std::strtod(text, nullptr);
 }
 
+// The byte count in a span name like "all_reduce 814120 bytes" (0 when it has none).
+double bytes_in(const std::string& name) {
+  const size_t space = name.find(' ');
+  return space == std::string::npos ? 0 : std::strtod(name.c_str() + space + 1, nullptr);
+}
+
 }  // namespace
 
 std::vector<MetricRow> read_metrics_csv(const std::string& path) {
@@ -78,7 +84,8 @@ StepBreakdown read_step_breakdown(const std::string& timeline_path) {
   if (!events || !events->is_array())
     throw data_loss("timeline " + timeline_path + " has no traceEvents list");
   double input_us = 0, chunk_us = 0, communication_us = 0, barrier_us = 0, bytes = 0;
-  std::map<int64_t, double> replica_us;  // per replica track
+  double worker_input_us = 0, parameter_us = 0;  // parameter-server steps (category "ps")
+  std::map<int64_t, double> replica_us;          // per replica track
   int64_t replica_spans = 0;
   for (const Json& event : events->items()) {
     const Json* category = event.find("cat");
@@ -94,12 +101,19 @@ StepBreakdown read_step_breakdown(const std::string& timeline_path) {
       replica_us[track ? track->as_int() : 0] += dur;
       ++replica_spans;
     }
+    const std::string& text = name->text();
     if (cat == "collective") {
       // "all_reduce 814120 bytes", "merge_call 8 bytes" (experiment_runner's observer).
-      const std::string& text = name->text();
       (text.rfind("merge_call", 0) == 0 ? barrier_us : communication_us) += dur;
-      const size_t space = text.find(' ');
-      if (space != std::string::npos) bytes += std::strtod(text.c_str() + space + 1, nullptr);
+      bytes += bytes_in(text);
+    }
+    if (cat == "ps") {
+      // "input", "token", "pull 3200 bytes", "push 96 bytes", "offer 96 bytes"
+      // (ps_experiment_runner's observer).
+      if (text.rfind("input", 0) == 0) worker_input_us += dur;
+      if (text.rfind("pull", 0) == 0 || text.rfind("token", 0) == 0) parameter_us += dur;
+      if (text.rfind("push", 0) == 0 || text.rfind("offer", 0) == 0) communication_us += dur;
+      bytes += bytes_in(text);
     }
   }
   StepBreakdown b;
@@ -112,11 +126,15 @@ StepBreakdown read_step_breakdown(const std::string& timeline_path) {
   const double per_step = 1.0 / double(b.steps) / 1000 / replicas;  // us per replica -> ms/step
   b.communication_ms = communication_us * per_step;
   b.barrier_ms = barrier_us * per_step;
-  b.compute_ms = std::max(0.0, busy_us * per_step - b.communication_ms - b.barrier_ms);
-  b.input_ms = input_us / double(b.steps) / 1000;
+  b.parameter_wait_ms = parameter_us * per_step;
+  const double worker_input_ms = worker_input_us * per_step;
+  b.compute_ms = std::max(0.0, busy_us * per_step - b.communication_ms - b.barrier_ms -
+                                   b.parameter_wait_ms - worker_input_ms);
+  // The coordinator's input precedes the replicas' step; a ps worker's is part of it.
+  b.input_ms = input_us / double(b.steps) / 1000 + worker_input_ms;
   b.step_ms = chunk_us / double(b.steps) / 1000;
   b.wait_ms = std::max(0.0, b.step_ms - busy_us * per_step);
-  b.collective_bytes = bytes / replicas / double(b.steps);
+  b.bytes_per_step = bytes / replicas / double(b.steps);
   return b;
 }
 

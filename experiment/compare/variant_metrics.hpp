@@ -27,19 +27,30 @@ struct MetricRow {
 std::vector<MetricRow> read_metrics_csv(const std::string& path);
 
 /// Where one step's time goes, in milliseconds per step, from a run's timeline (Chrome trace),
-/// averaged over the replicas of the process that wrote it.
+/// averaged over the replicas of the process that wrote it. A parameter-server worker counts as
+/// a replica: its closures are the replica's steps (category "replica"), their parts category
+/// "ps" (train/ps_trainer.hpp's PsStepPart).
 struct StepBreakdown {
-  double input_ms = 0;          ///< the coordinator waiting for the next batches ("get_next")
-  double compute_ms = 0;        ///< a replica's step outside collectives and merge calls
-  double communication_ms = 0;  ///< in all_reduce, broadcast and all_gather (category collective)
-  double barrier_ms = 0;        ///< in merge_call: waiting for the other replicas, then the merge
+  /// Mirrored: the coordinator waiting for the next batches ("get_next", before the replicas'
+  /// step). Parameter server: a worker drawing its batch (inside its step).
+  double input_ms = 0;
+  double compute_ms = 0;  ///< a replica's step outside input, communication and waiting
+  /// Mirrored: in all_reduce, broadcast and all_gather (category collective). Parameter server:
+  /// pushing updates to the shards and (sync) offering gradients to the accumulator.
+  double communication_ms = 0;
+  double barrier_ms = 0;  ///< in merge_call: waiting for the other replicas, then the merge
+  /// Parameter server: waiting for parameters, i.e. pulling them from the shards and (sync)
+  /// waiting for a token until the previous update is on the shards.
+  double parameter_wait_ms = 0;
   /// The time a chunk of steps takes beyond the mean replica's busy time: replicas waiting for
   /// the slowest one at the end of the chunk, and the hand-off to the replicas.
   double wait_ms = 0;
   double step_ms = 0;  ///< the chunk's wall time per step
-  /// Bytes one replica hands to collectives and merge calls per step (measured at the
-  /// ReplicaContext: what the strategy reduces; the algorithm decides the bytes on the wire).
-  double collective_bytes = 0;
+  /// Bytes one replica moves per step. Mirrored: what it hands to collectives and merge calls
+  /// (measured at the ReplicaContext: what the strategy reduces; the algorithm decides the bytes
+  /// on the wire). Parameter server: the variables pulled plus the gradients pushed to the
+  /// shards or offered to the sync accumulator (measured at the worker, train/ps_trainer).
+  double bytes_per_step = 0;
   int64_t steps = 0;  ///< steps the timeline covers
 };
 

@@ -1,5 +1,7 @@
 #include "experiment/report/charts.hpp"
 
+#include "experiment/report/bitmap_font.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -98,6 +100,19 @@ Canvas line_chart(const std::vector<Series>& series, const ChartLabels& labels) 
   return c;
 }
 
+// The names under the bars, each from the start of its slot. Names too long for one slot go on
+// two alternating rows, so each may use two slots' width without running into its neighbour.
+void bar_labels(Canvas& c, const PlotArea& a, const std::vector<std::string>& names, int slot) {
+  bool staggered = false;
+  for (const auto& name : names) staggered |= Canvas::text_width(name) > slot - 4;
+  const size_t fits = size_t(std::max(1, ((staggered ? 2 * slot : slot) - 4) / kGlyphAdvance));
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int row = staggered ? int(i % 2) : 0;
+    c.text(a.left + int(i) * slot + 2, a.bottom + 8 + row * (kGlyphHeight + 4),
+           names[i].substr(0, fits), kBlack);
+  }
+}
+
 Canvas bar_chart(const std::vector<std::pair<std::string, double>>& bars,
                  const ChartLabels& labels) {
   std::vector<std::string> names;
@@ -121,8 +136,8 @@ Canvas bar_chart(const std::vector<std::pair<std::string, double>>& bars,
     c.fill_rect(x, a.bottom - h, slot * 2 / 3, h, series_color(size_t(i)));
     const std::string value = tick_label(bars[size_t(i)].second);
     c.text(x, a.bottom - h - 10, value, kBlack);
-    c.text(x, a.bottom + 8, bars[size_t(i)].first.substr(0, size_t(std::max(1, slot / 6))), kBlack);
   }
+  bar_labels(c, a, names, slot);
   legend(c, a, names);
   return c;
 }
@@ -152,8 +167,8 @@ Canvas stacked_bar_chart(const std::vector<std::string>& names,
       c.fill_rect(x, y1, slot * 2 / 3, y0 - y1, series_color(j));
       base += v;
     }
-    c.text(x, a.bottom + 8, names[i].substr(0, size_t(std::max(1, slot / 6))), kBlack);
   }
+  bar_labels(c, a, names, slot);
   legend(c, a, segments);
   return c;
 }

@@ -4,6 +4,7 @@
 
 #include "coordinator/strategy.hpp"
 #include "core/data/synthetic.hpp"
+#include "core/data/synthetic_ratings.hpp"
 #include "experiment/memory_estimate.hpp"
 #include "experiment/run/file_examples.hpp"
 
@@ -35,6 +36,15 @@ data::Dataset make_examples_dataset(const proto::Experiment& e, int64_t cache_by
     o.seed = e.seed();
     o.cache_bytes = cache_bytes;
     return data::synthetic_regression(o);
+  }
+  if (d.kind() == "synthetic_ratings") {
+    data::RatingsOptions o;
+    o.num_examples = d.examples();
+    o.num_users = d.users() > 0 ? d.users() : e.model().num_users();  // ids follow the tables
+    o.num_items = d.items() > 0 ? d.items() : e.model().num_items();
+    o.rank = d.rank() > 0 ? d.rank() : 2;
+    o.seed = e.seed();
+    return data::synthetic_ratings(o);
   }
   if (d.kind() == "tfrecord" || d.kind() == "csv") {
     const std::string& model = e.model().kind();

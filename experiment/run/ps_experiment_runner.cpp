@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include <caf/all.hpp>
 
@@ -19,6 +20,7 @@
 #include "experiment/run/progress.hpp"
 #include "experiment/run/ps_resume.hpp"
 #include "experiment/run/run_directory.hpp"
+#include "experiment/run/timeline.hpp"
 #include "train/ps_trainer.hpp"
 #include "train/registry.hpp"
 
@@ -63,8 +65,10 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
     throw unimplemented("strategy.replication: " + std::to_string(ps.replication()) +
                         " is supported by troupe run's in-process cluster; across processes "
                         "(troupe launch --ps) a dead ps task still ends the launch: use 1");
-  if (!options.timeline_path.empty())
-    throw unimplemented("--timeline is not supported for parameter_server runs yet");
+  if (options.ps_cluster && !options.timeline_path.empty())
+    throw unimplemented(
+        "--timeline: a parameter_server run across processes (troupe launch --ps) does not "
+        "record its workers' steps yet; troupe run does");
   if (!e.train().step().empty() && e.train().step() != "train_step")
     throw unimplemented("train.step: parameter_server runs train with train_step only, got '" +
                         e.train().step() + "'");
@@ -123,6 +127,23 @@ std::string save(PsTrainer& trainer, const std::vector<std::atomic<int64_t>>& dr
   return checkpoint::write_checkpoint(dir, step, tensors, blobs, {keep});
 }
 
+// Each part of a worker's step as a timeline span on the worker's track (worker w: track w + 1,
+// as replicas are): the whole closure in category "replica", its parts in category "ps" named
+// "input", "token", "pull 3200 bytes", "push 96 bytes", "offer 96 bytes" (docs/compare.md).
+// The observer holds the timeline: a closure still on a worker when the run unwinds finds it.
+void observe_steps(PsTrainer& trainer, std::shared_ptr<Timeline> timeline) {
+  trainer.set_observer([timeline](int worker, PsStepPart part, Timeline::Clock::time_point begin,
+                                  Timeline::Clock::time_point end, int64_t bytes) {
+    std::string name = ps_step_part_name(part);
+    if (part == PsStepPart::step)
+      timeline->add("worker_step", "replica", worker + 1, begin, end);
+    else if (part == PsStepPart::pull || part == PsStepPart::push || part == PsStepPart::offer)
+      timeline->add(name + " " + std::to_string(bytes) + " bytes", "ps", worker + 1, begin, end);
+    else
+      timeline->add(name, "ps", worker + 1, begin, end);
+  });
+}
+
 }  // namespace
 
 ParameterServerStrategyOptions make_ps_strategy_options(const proto::ParameterServerSpec& spec) {
@@ -170,6 +191,8 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   check_run_directory(summary.run_dir, options.resume, options.overwrite);
   if (options.overwrite && !options.resume) remove_earlier_run(summary.run_dir);
   std::filesystem::create_directories(summary.run_dir);
+  // The timeline is written after the last step: a path that cannot be written fails now.
+  if (!options.timeline_path.empty()) Timeline::check_writable(options.timeline_path);
   const int64_t total = options.steps > 0 ? options.steps : e.train().steps();
   const int64_t log_every = e.train().log_every() > 0 ? e.train().log_every() : total;
   const int64_t global_batch = e.data().global_batch();
@@ -246,6 +269,10 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     return cluster ? steps_applied_at_shards(strategy) : trainer.updates_applied();
   };
 
+  std::shared_ptr<Timeline> timeline;
+  if (!options.timeline_path.empty()) timeline = std::make_shared<Timeline>();
+  if (timeline) observe_steps(trainer, timeline);
+
   summary.metrics_csv = summary.run_dir + "/metrics.csv";
   ProgressReporter progress(options.out, options.tty, summary.metrics_csv);
   EventWriter events(summary.run_dir);
@@ -253,8 +280,9 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   const auto run_start = Clock::now();
   const int64_t first_step = step;
   ProgressPoint point{step, total};
+  bool stop_after_log = false;
   while (step < total) {
-    if (options.stop && options.stop->load()) {
+    if (stop_after_log || (options.stop && options.stop->load())) {
       summary.interrupted = true;
       break;
     }
@@ -262,8 +290,13 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     int64_t window = std::min(log_every - step % log_every, total - step);
     if (checkpoint_every > 0) window = std::min(window, checkpoint_every - step % checkpoint_every);
     std::vector<RemoteValue> values;
-    for (int64_t k = 0; k < window * workers; ++k) values.push_back(trainer.schedule_step(data));
-    coordinator.join();
+    {
+      Timeline::Span span(timeline.get(),
+                          "steps " + std::to_string(step + 1) + "-" + std::to_string(step + window),
+                          "step", 0);
+      for (int64_t k = 0; k < window * workers; ++k) values.push_back(trainer.schedule_step(data));
+      coordinator.join();
+    }
     double loss = 0, rows = 0;
     for (auto& v : values) {
       auto out = v.fetch();
@@ -277,6 +310,7 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     progress.tick(point);
     if (step % log_every == 0 || step == total) {
       progress.log(point);
+      if (options.stop_after_log) stop_after_log = options.stop_after_log(point);
       events.add_scalars(step, {{"loss", float(point.loss)},
                                 {"examples_per_second", float(point.examples_per_s)}});
     }
@@ -296,6 +330,10 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   summary.final_loss = point.loss;
   summary.final_accuracy = -1;
   summary.examples_per_s = double(step - first_step) * double(global_batch) / elapsed;
+  if (timeline) {
+    timeline->write(options.timeline_path);
+    summary.timeline = options.timeline_path;
+  }
   std::fprintf(
       options.out,
       "parameter_server: %lld ps task(s), %d worker(s)%s, mode %s, %lld update(s) "
@@ -304,6 +342,14 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
       cluster ? (" (" + std::to_string(coordinator.live_workers()) + " alive)").c_str() : "",
       training.mode == PsTrainingMode::sync ? "sync" : "async", static_cast<long long>(applied),
       cluster ? " at the shards" : "", static_cast<long long>(coordinator.rescheduled()));
+  const PsTraffic traffic = trainer.traffic();
+  if (traffic.steps > 0)
+    std::fprintf(options.out,
+                 "parameter_server: per worker step %.0f bytes pulled, %.0f bytes pushed, %.3f ms "
+                 "waiting for parameters\n",
+                 double(traffic.bytes_pulled) / double(traffic.steps),
+                 double(traffic.bytes_pushed) / double(traffic.steps),
+                 1000 * traffic.parameter_wait_seconds / double(traffic.steps));
   return summary;
 }
 

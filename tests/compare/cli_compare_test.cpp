@@ -114,7 +114,8 @@ TEST(CliCompare, TheStrategiesExampleRunsAndWritesItsReport) {
   std::ifstream page(out + "/report.md");
   std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
   for (const char* row : {"| ring | 1 x 2 |", "| hierarchical | 1 x 2 |",
-                          "| reduce_to_one | 1 x 2 |", "| multi_worker_2x1 | 2 x 1 |"})
+                          "| reduce_to_one | 1 x 2 |", "| multi_worker_2x1 | 2 x 1 |",
+                          "| ps_async | 2 x 1 + 2 ps |", "| ps_sync | 2 x 1 + 2 ps |"})
     EXPECT_TRUE(contains(text, row)) << row << "\n" << text;
   for (const char* plot : {"loss_vs_time", "loss_vs_step", "throughput", "step_breakdown"})
     EXPECT_TRUE(fs::exists(out + "/plots/" + plot + ".png")) << plot;

@@ -127,7 +127,7 @@ TEST(CompareRun, ReportTableEqualsTheVariantsMetricsFiles) {
                 1e-6 * b.step_ms);
     // The MLP's gradients: 16x32 + 32 + 32x4 + 4 floats all-reduced per step (plus the
     // optimizer's non-finite flag).
-    EXPECT_GE(b.collective_bytes, (16 * 32 + 32 + 32 * 4 + 4) * 4.0) << v.name;
+    EXPECT_GE(b.bytes_per_step, (16 * 32 + 32 + 32 * 4 + 4) * 4.0) << v.name;
   }
   // The page embeds the plots, which exist; TensorBoard events sit side by side under runs/.
   const std::string page = read_all(outcome.report);

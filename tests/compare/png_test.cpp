@@ -146,5 +146,37 @@ TEST(Png, StackedBarsStackTheirSegments) {
   EXPECT_NEAR(double(compute) / input, 3.0, 0.05);
 }
 
+// Ink (non-white pixels) in the rectangle [x0, x1) x [y0, y1).
+int ink(const Canvas& c, int x0, int x1, int y0, int y1) {
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) n += !(c.at(x, y) == kWhite);
+  return n;
+}
+
+TEST(Png, BarNamesTooLongForTheirSlotAlternateBetweenTwoRows) {
+  PlotArea a;
+  const int first_row = a.bottom + 8, second_row = first_row + kGlyphHeight + 4;
+  const int slot = (a.right - a.left) / 6;
+  std::vector<std::string> names = {"a", "b", "c", "d", "e", "f"};
+  Canvas short_names =
+      stacked_bar_chart(names, {"x"}, std::vector<std::vector<double>>(6, {1}), {"T", "", "ms"});
+  EXPECT_EQ(ink(short_names, a.left, a.right, second_row, second_row + kGlyphHeight), 0);
+  names[3] = "multi_worker_2x1";  // wider than its slot
+  Canvas long_names =
+      stacked_bar_chart(names, {"x"}, std::vector<std::vector<double>>(6, {1}), {"T", "", "ms"});
+  // The odd names move to the second row; the long one keeps its whole text there, and the
+  // first row beside it (slot 4, where "e" stays) has only "e".
+  EXPECT_GT(
+      ink(long_names, a.left + 3 * slot, a.left + 4 * slot, second_row, second_row + kGlyphHeight),
+      0);
+  EXPECT_GT(
+      ink(long_names, a.left + 4 * slot, a.left + 5 * slot, second_row, second_row + kGlyphHeight),
+      0);  // "multi_worker_2x1" runs on into slot 4's width
+  EXPECT_EQ(ink(long_names, a.left + 4 * slot + kGlyphAdvance + 2, a.left + 5 * slot, first_row,
+                first_row + kGlyphHeight),
+            0);
+}
+
 }  // namespace
 }  // namespace troupe::report

@@ -105,8 +105,6 @@ TEST_F(PsRun, WhatItCannotDoYetIsRefusedByName) {
       error_of([&] { run(runtime, ps_experiment(data, ", mode: sync"), dir + "/r", 0, true); }),
       "--resume: a sync parameter_server run cannot resume yet (its token queue is not "
       "checkpointed); async runs can");
-  EXPECT_EQ(error_of([&] { run(runtime, e, dir + "/t", 0, false, dir + "/t.json"); }),
-            "--timeline is not supported for parameter_server runs yet");
   auto odd = experiment::parse_experiment(
       "name: ps-odd\nstrategy: {kind: parameter_server, num_ps: 1, workers: 3}\n"
       "model: {kind: embedding, num_users: 30, num_items: 20, embedding_dim: 4}\n"
