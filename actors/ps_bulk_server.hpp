@@ -33,7 +33,8 @@ struct PsBulkServerOptions {
 /// names the shard. One thread per connection; a client keeps its connections open.
 class PsBulkServer {
  public:
-  /// Throws unavailable when it cannot listen on options.host.
+  /// Throws invalid_argument for a host that is not numeric IPv4, unavailable when it cannot
+  /// listen on options.host.
   PsBulkServer(caf::actor_system& sys, PsBulkServerOptions options);
   /// Closes the listener and every connection, joins every thread.
   ~PsBulkServer();

@@ -142,22 +142,13 @@ std::string peer_address(int fd) {
   return endpoint(text, ntohs(addr.sin_port));
 }
 
+// net::listen_on, its errors naming the data plane.
 int listen_on(const std::string& host, uint16_t& port_out) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
-    throw invalid_argument("collective data plane: '" + host +
-                           "' is not a numeric IPv4 address to listen on");
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(fd, 64) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    std::string why = strerror(errno);
-    if (fd >= 0) ::close(fd);
-    throw unavailable("collective data plane cannot listen on " + host + ": " + why);
+  try {
+    return net::listen_on(host, port_out);
+  } catch (const Error& e) {
+    throw Error(e.code(), "collective data plane: " + std::string(e.what()));
   }
-  port_out = ntohs(addr.sin_port);
-  return fd;
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ int listen_on(const std::string& host, uint16_t& port_out) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
-    throw unavailable("'" + host + "' is not a numeric IPv4 address to listen on");
+    throw invalid_argument("'" + host + "' is not a numeric IPv4 address to listen on");
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   socklen_t len = sizeof addr;
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||

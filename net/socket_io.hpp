@@ -21,7 +21,8 @@ void set_io_timeout(int fd, int milliseconds);
 }  // namespace troupe::net
 
 namespace troupe::net {
-/// A listening socket on `host` (numeric IPv4) with an ephemeral port; throws unavailable naming
-/// the host and errno.
+/// A listening socket on `host` (numeric IPv4) with an ephemeral port; throws invalid_argument
+/// for a host that is not numeric IPv4, unavailable naming the host and errno when it cannot
+/// listen.
 int listen_on(const std::string& host, uint16_t& port_out);
 }  // namespace troupe::net

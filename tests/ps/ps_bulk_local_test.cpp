@@ -89,7 +89,7 @@ TEST(PsBulkLocal, AServerThatCannotListenSaysWhere) {
     PsBulkServer server(sys, o);
     FAIL() << "a bad host was accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Code::unavailable);
+    EXPECT_EQ(e.code(), Code::invalid_argument);
     EXPECT_EQ(std::string(e.what()), "'not-an-address' is not a numeric IPv4 address to listen on");
   }
 }
