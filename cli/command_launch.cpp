@@ -13,7 +13,10 @@
 // (cli/evaluator_task.hpp); it joins no collective group and is waited for as a worker is.
 // A parameter_server experiment (whose num_ps / workers must equal --ps / -n) trains with
 // worker 0 as its coordinator (cli/serve_ps_worker.hpp); a worker other than 0 that dies is
-// named and the launch goes on, its steps rescheduled on the live workers.
+// named and the launch goes on, its steps rescheduled on the live workers. With
+// `replication: 2` a ps task that dies is named too and the launch goes on: the backup of its
+// variables on the next ps task serves them (the clients fail over); a second loss of the same
+// variables fails the coordinator, which fails the launch.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -24,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "cli/command_line.hpp"
@@ -100,6 +104,7 @@ struct Worker {
   std::string name;    // "/job:worker/task:1"
   std::string prefix;  // "[worker:1] "
   bool ps = false;     // a ps task: serves until the workers are done
+  int index = 0;       // the task's index in its job
   std::unique_ptr<ChildProcess> process;
   std::optional<int> exit_code;
 };
@@ -247,6 +252,7 @@ int run_launch_command(const std::vector<std::string>& args) {
     w.name = config.task.name();
     w.prefix = "[ps:" + std::to_string(i) + "] ";
     w.ps = true;
+    w.index = i;
     w.process = std::make_unique<ChildProcess>(
         current_executable(), ps_server_args(credentials, ps_nodes[size_t(i)]),
         std::vector<std::string>{"TF_CONFIG=" + config.to_json()}, detach);
@@ -285,6 +291,12 @@ int run_launch_command(const std::vector<std::string>& args) {
   size_t running = group.size();
   size_t workers_running = size_t(workers) + (evaluator ? 1 : 0);  // every task but the ps
   int lost_workers = 0;  // parameter_server: workers that died while the others went on
+  int lost_ps = 0;       // parameter_server with replication 2: ps tasks whose backups took over
+  std::set<int> lost_ps_tasks;
+  // With a backup of every ps task's variables on the next one, a ps task may die: the
+  // coordinator and the workers fail over, and stop naming the variables when both copies died.
+  const bool ps_replicated =
+      ps_run && experiment.strategy().parameter_server().replication() == 2 && ps > 1;
   bool ps_stopped = false;
   while (running > 0) {
     for (auto& w : group) {
@@ -304,7 +316,29 @@ int run_launch_command(const std::vector<std::string>& args) {
         // In a parameter_server run the coordinator (worker 0) reschedules a lost worker's
         // steps on the others: the launch goes on. A ps task or the coordinator is needed.
         const bool survivable = ps_run && !w.ps && w.name != "/job:worker/task:0";
-        if (!expected && survivable && failure.empty()) {
+        // Task k's variables are backed up on k + 1 and it backs up k - 1's: with either of
+        // them gone too, some variables have no copy left.
+        const int next = (w.index + 1) % std::max(ps, 1),
+                  previous = (w.index + ps - 1) % std::max(ps, 1);
+        const bool copy_left = !lost_ps_tasks.count(next) && !lost_ps_tasks.count(previous);
+        if (!expected && w.ps && ps_replicated && !ps_stopped && failure.empty() && !copy_left) {
+          failure =
+              w.name + " (pid " + std::to_string(w.process->pid()) + ") " + describe_exit(*code) +
+              " after /job:ps/task:" + std::to_string(lost_ps_tasks.count(next) ? next : previous) +
+              ": no copy of the variables they shared is left (replication 2 keeps one "
+              "backup)";
+          std::fprintf(stderr, "troupe launch: %s; stopping the other tasks\n", failure.c_str());
+          stop_at = Clock::now() + std::chrono::milliseconds(grace_ms);
+        } else if (!expected && w.ps && ps_replicated && !ps_stopped && failure.empty()) {
+          lost_ps_tasks.insert(w.index);
+          ++lost_ps;
+          std::fprintf(stderr,
+                       "troupe launch: %s (pid %d) %s; replication 2: the backup of its "
+                       "variables on /job:ps/task:%d serves them from now on (the workers fail "
+                       "over to it)\n",
+                       w.name.c_str(), int(w.process->pid()), describe_exit(*code).c_str(),
+                       (w.index + 1) % ps);
+        } else if (!expected && survivable && failure.empty()) {
           ++lost_workers;
           std::fprintf(stderr,
                        "troupe launch: %s (pid %d) %s; the coordinator reschedules its steps on "
@@ -358,13 +392,21 @@ int run_launch_command(const std::vector<std::string>& args) {
     return 1;
   }
   if (g_signal.load() != 0) return 128 + g_signal.load();
+  if (lost_ps > 0)
+    std::fprintf(stderr,
+                 "troupe launch: the run finished; %d of %d ps task(s) were lost, their "
+                 "variables served by their backups\n",
+                 lost_ps, ps);
   if (lost_workers > 0)
     std::fprintf(stderr, "troupe launch: the run finished; %d of %d worker(s) were lost\n",
                  lost_workers, workers);
   else
     std::fprintf(stderr, "troupe launch: all %d worker(s)%s finished\n", workers,
                  evaluator ? " and the evaluator" : "");
-  if (ps > 0) std::fprintf(stderr, "troupe launch: all %d ps task(s) stopped\n", ps);
+  if (ps > 0 && lost_ps == 0)
+    std::fprintf(stderr, "troupe launch: all %d ps task(s) stopped\n", ps);
+  else if (ps > 0)
+    std::fprintf(stderr, "troupe launch: the other %d ps task(s) stopped\n", ps - lost_ps);
   return 0;
 }
 

@@ -40,14 +40,19 @@ int64_t checked_replication(int64_t replication, size_t num_ps) {
   return replication;
 }
 
-// The client of every storage; with replication 2 it has told each shard its backup.
+// The client of every storage; with replication 2 it has told each shard its backup, or, when
+// it attaches to shards the coordinator set up, only learns the backups (so that its requests
+// fail over) and leaves the shards as they are.
 std::shared_ptr<const PsClient> make_client(caf::actor_system& system,
                                             const std::vector<caf::actor>& shards,
                                             const ParameterServerStrategyOptions& options) {
   auto client = std::make_shared<PsClient>(system, options.request_timeout);
   if (!options.shard_names.empty()) client->name_shards(shards, options.shard_names);
   const int64_t replication = options.replication;
-  if (replication == 2) client->replicate(shards);
+  if (replication == 2 && options.attach)
+    client->learn_backups(shards);
+  else if (replication == 2)
+    client->replicate(shards);
   return client;
 }
 

@@ -47,7 +47,8 @@ struct ParameterServerStrategyOptions {
   std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
   /// The variables already live on the shards, created by the coordinator with the same
   /// partitioner and placement: a worker process attaches to them (nothing is created; the same
-  /// creation order gives the same parts on the same tasks).
+  /// creation order gives the same parts on the same tasks). With replication 2 such a strategy
+  /// only learns the backups (PsClient::learn_backups): the coordinator set them up.
   bool attach = false;
   StrategyOptions timeouts;
 };

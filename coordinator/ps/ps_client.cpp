@@ -296,12 +296,26 @@ size_t PsFailover::failed_over() const {
   return gone_.size();
 }
 
-void PsClient::replicate(const std::vector<caf::actor>& shards) {
+namespace {
+
+void check_replicable(const std::vector<caf::actor>& shards) {
   if (shards.size() < 2)
     throw invalid_argument(
         "ps replication needs at least two ps shards (a backup on another "
         "one), got " +
         std::to_string(shards.size()));
+}
+
+}  // namespace
+
+void PsClient::learn_backups(const std::vector<caf::actor>& shards) {
+  check_replicable(shards);
+  for (size_t k = 0; k < shards.size(); ++k)
+    failover_->set_backup(shards[k], shards[(k + 1) % shards.size()]);
+}
+
+void PsClient::replicate(const std::vector<caf::actor>& shards) {
+  check_replicable(shards);
   const size_t n = shards.size();
   // What the shards call each other in their log lines: the client's name for a shard, else
   // its task ("ps:k", as in-process clusters name them).

@@ -90,6 +90,14 @@ class PsClient {
   /// so applied once — to the backup, which serves that shard's variables from then on. Throws
   /// invalid_argument for fewer than two shards.
   void replicate(const std::vector<caf::actor>& shards);
+  /// The failover half of replicate(), for a client of shards another client has already set
+  /// up (a worker process of a launched run, whose coordinator called replicate): learns that
+  /// shard k's backup is shard (k + 1) % n and fails over to it as replicate() does, without
+  /// telling the shards anything. Sending replicate_atom again from here would re-point every
+  /// shard's backup at a handle routed through this process (CAF 0.17 routes a handle through
+  /// the node it came from), so the copies would die with it, and it could give a failed-over
+  /// shard its dead primary back. Throws invalid_argument for fewer than two shards.
+  void learn_backups(const std::vector<caf::actor>& shards);
   /// How many shards this client has failed over to their backup.
   size_t failed_over() const { return failover_->failed_over(); }
 

@@ -61,10 +61,6 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
     throw unimplemented(
         "--resume: a parameter_server run across processes (troupe launch --ps) cannot resume "
         "yet (its workers' input positions are not checkpointed); troupe run can");
-  if (options.ps_cluster && ps.replication() > 1)
-    throw unimplemented("strategy.replication: " + std::to_string(ps.replication()) +
-                        " is supported by troupe run's in-process cluster; across processes "
-                        "(troupe launch --ps) a dead ps task still ends the launch: use 1");
   if (options.ps_cluster && !options.timeline_path.empty())
     throw unimplemented(
         "--timeline: a parameter_server run across processes (troupe launch --ps) does not "

@@ -10,6 +10,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <random>
 #include <regex>
 
@@ -215,6 +217,106 @@ TEST_F(PsTraining, AWorkerKilledMidRunInSyncModeIsReplacedAndTheRunCompletes) {
   EXPECT_GT(applied, 0) << out;
   EXPECT_LE(applied, steps) << out;
   expect_run_outputs(out, steps, applied);
+}
+
+// Reads the launch's lines until `until` returns true; the pid of every task started so far is
+// in `pids` by task name ("/job:ps/task:0").
+static void read_until(TroupeProcess& launch, std::string& text, std::map<std::string, int>& pids,
+                       const std::function<bool()>& until) {
+  const std::regex started(R"(started (/job:\w+/task:\d+) \(pid (\d+)\))");
+  while (!until()) {
+    auto line = launch.read_line(std::chrono::seconds(240));
+    ASSERT_TRUE(line) << text << launch.err();
+    text += *line + "\n";
+    std::smatch m;
+    if (std::regex_search(*line, m, started)) pids[m[1]] = std::stoi(m[2]);
+  }
+}
+
+TEST_F(PsTraining, APsKilledMidRunWithReplicationTwoFailsOverAndTheRunCompletes) {
+  const int steps = 600;
+  TroupeProcess launch({"launch", "-n", "2", "--ps", "2", "--no-tls",
+                        write_experiment(", replication: 2", steps, 10)});
+  std::string text;
+  std::map<std::string, int> pids;
+  // Kill ps task 0 once the coordinator has logged a window: both workers are pulling from and
+  // pushing to it, and its variables have been copied to ps task 1 all along.
+  read_until(launch, text, pids,
+             [&] { return pids.count("/job:ps/task:0") && contains(text, "[worker:0] step 20/"); });
+  if (HasFatalFailure()) return;
+  const int ps0 = pids.at("/job:ps/task:0");
+  ASSERT_EQ(::kill(ps0, SIGKILL), 0);
+  int code = -1;
+  const std::string out = finish(launch, text, &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(contains(out, "troupe launch: /job:ps/task:0 (pid " + std::to_string(ps0) +
+                                ") was killed by signal 9 (SIGKILL); replication 2: the backup of "
+                                "its variables on /job:ps/task:1 serves them from now on"))
+      << out;
+  // The coordinator's client failed over (its final bookkeeping reads through the backup).
+  EXPECT_TRUE(contains(out, "[worker:0] ps client: 'ps:0' (/job:ps/task:0) went away")) << out;
+  EXPECT_TRUE(contains(out, "its backup serves its variables from now on")) << out;
+  EXPECT_TRUE(contains(out, "the run finished; 1 of 2 ps task(s) were lost")) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] finished at step 600")) << out;
+  const double loss = final_loss(out);
+  EXPECT_GE(loss, 0) << out;
+  EXPECT_LT(loss, 0.05) << out;
+  // Every closure scheduled was applied once at the shards: none lost with ps task 0 (an update
+  // is acknowledged only once its backup has it, and one in flight is retried on the backup
+  // with its step id), none applied twice.
+  EXPECT_EQ(applied_at_shards(out), 2 * steps) << out;
+  expect_run_outputs(out, steps, 2 * steps);
+}
+
+TEST_F(PsTraining, APsKilledMidRunWithReplicationOneFailsTheLaunchNamingTheTask) {
+  TroupeProcess launch(
+      {"launch", "-n", "2", "--ps", "2", "--no-tls", write_experiment("", 100000, 10)});
+  std::string text;
+  std::map<std::string, int> pids;
+  read_until(launch, text, pids,
+             [&] { return pids.count("/job:ps/task:0") && contains(text, "[worker:0] step 20/"); });
+  if (HasFatalFailure()) return;
+  const int ps0 = pids.at("/job:ps/task:0");
+  ASSERT_EQ(::kill(ps0, SIGKILL), 0);
+  int code = -1;
+  const std::string out = finish(launch, text, &code);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_TRUE(contains(out, "troupe launch: failed: /job:ps/task:0 (pid " + std::to_string(ps0) +
+                                ") was killed by signal 9 (SIGKILL)"))
+      << out;
+  EXPECT_FALSE(contains(out, "replication 2")) << out;
+}
+
+TEST_F(PsTraining, ASecondPsLossOfTheSameVariablesWithReplicationTwoFailsTheLaunchNamingIt) {
+  TroupeProcess launch({"launch", "-n", "2", "--ps", "2", "--no-tls",
+                        write_experiment(", replication: 2", 100000, 10)});
+  std::string text;
+  std::map<std::string, int> pids;
+  read_until(launch, text, pids,
+             [&] { return pids.count("/job:ps/task:1") && contains(text, "[worker:0] step 20/"); });
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(::kill(pids.at("/job:ps/task:0"), SIGKILL), 0);
+  // The run goes on on ps task 1 alone (a window logged after the failover), then it dies too.
+  size_t failed_over = std::string::npos;
+  read_until(launch, text, pids, [&] {
+    if (failed_over == std::string::npos) failed_over = text.find("serves them from now on");
+    return failed_over != std::string::npos &&
+           text.find("[worker:0] step ", failed_over) != std::string::npos;
+  });
+  if (HasFatalFailure()) return;
+  const int ps1 = pids.at("/job:ps/task:1");
+  ASSERT_EQ(::kill(ps1, SIGKILL), 0);
+  int code = -1;
+  const std::string out = finish(launch, text, &code);
+  EXPECT_EQ(code, 1) << out;
+  // The launcher names the second loss, unless the coordinator stopped first, naming the shard.
+  EXPECT_TRUE(
+      contains(out, "troupe launch: failed: /job:ps/task:1 (pid " + std::to_string(ps1) +
+                        ") was killed by signal 9 (SIGKILL) after /job:ps/task:0: no "
+                        "copy of the variables they shared is left") ||
+      std::regex_search(
+          out, std::regex(R"('ps:\d' \(/job:ps/task:\d\) serving variable '[^']+' went away)")))
+      << out;
 }
 
 TEST_F(PsTraining, ALaunchWhoseClusterDoesNotMatchTheFileIsRefusedNamingBoth) {
