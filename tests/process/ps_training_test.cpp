@@ -254,7 +254,8 @@ TEST_F(PsTraining, APsKilledMidRunWithReplicationTwoFailsOverAndTheRunCompletes)
                                 "its variables on /job:ps/task:1 serves them from now on"))
       << out;
   // The coordinator's client failed over (its final bookkeeping reads through the backup).
-  EXPECT_TRUE(contains(out, "[worker:0] ps client: 'ps:0' (/job:ps/task:0) went away")) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] ps client: ps shard 'ps:0' (/job:ps/task:0) went away"))
+      << out;
   EXPECT_TRUE(contains(out, "its backup serves its variables from now on")) << out;
   EXPECT_TRUE(contains(out, "the run finished; 1 of 2 ps task(s) were lost")) << out;
   EXPECT_TRUE(contains(out, "[worker:0] finished at step 600")) << out;
@@ -296,10 +297,12 @@ TEST_F(PsTraining, ASecondPsLossOfTheSameVariablesWithReplicationTwoFailsTheLaun
              [&] { return pids.count("/job:ps/task:1") && contains(text, "[worker:0] step 20/"); });
   if (HasFatalFailure()) return;
   ASSERT_EQ(::kill(pids.at("/job:ps/task:0"), SIGKILL), 0);
-  // The run goes on on ps task 1 alone (a window logged after the failover), then it dies too.
+  // The run goes on on ps task 1 alone (the launcher named the failover on stderr, then a
+  // window was logged), then it dies too.
   size_t failed_over = std::string::npos;
   read_until(launch, text, pids, [&] {
-    if (failed_over == std::string::npos) failed_over = text.find("serves them from now on");
+    if (failed_over == std::string::npos && contains(launch.err(), "serves them from now on"))
+      failed_over = text.size();
     return failed_over != std::string::npos &&
            text.find("[worker:0] step ", failed_over) != std::string::npos;
   });
