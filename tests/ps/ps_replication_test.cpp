@@ -116,6 +116,30 @@ TEST_F(PsReplication, ThePrimaryCopiesEveryChangeToItsBackupBeforeItAcknowledges
   EXPECT_THAT(error_of([&] { client.read(shards[1], "w"); }), HasSubstr("'w'"));
 }
 
+// A worker process of a launched run attaches to shards its coordinator set up: its client
+// only learns the backups (PsClient::learn_backups) and fails over as the coordinator's does.
+TEST_F(PsReplication, AnAttachedClientLearnsTheBackupsAndFailsOverToThem) {
+  auto shards = fresh_shards(3);
+  ParameterServerStrategy coordinator(*sys_, shards, options(2));
+  auto w = ParameterServerStorage::create(coordinator.client(), shards[2], 2, "w",
+                                          Tensor::from_vector<float>({2}, {1.f, 2.f}));
+  ParameterServerStrategyOptions attached_options = options(2);
+  attached_options.attach = true;
+  ParameterServerStrategy attached(*sys_, shards, attached_options);
+  w->write(0, VariableWrite::add, {Tensor::from_vector<float>({2}, {0.5f, 0.5f})});
+  caf::anon_send_exit(shards[2], caf::exit_reason::kill);
+  // ps:2's backup is ps:0: the attached client reads 'w' there, written before the kill.
+  Tensor value = attached.client()->read(shards[2], "w");
+  EXPECT_TRUE(value.bitwise_equal(Tensor::from_vector<float>({2}, {1.5f, 2.5f})));
+  EXPECT_EQ(attached.client()->failed_over(), 1u);
+}
+
+TEST_F(PsReplication, LearningBackupsOfFewerThanTwoShardsIsRefused) {
+  PsClient client(*sys_);
+  EXPECT_EQ(error_of([&] { client.learn_backups(fresh_shards(1)); }),
+            "ps replication needs at least two ps shards (a backup on another one), got 1");
+}
+
 TEST_F(PsReplication, KilledPrimaryFailsOverToBackupAndNothingAcknowledgedIsLost) {
   // The reference: the same schedule (one worker, so one order of updates) without the kill.
   std::vector<Tensor> expected;
