@@ -159,21 +159,32 @@ TEST_F(PsTraining, TwoPsTwoWorkersTrainMatrixFactorisationSyncToALossThreshold) 
   expect_run_outputs(out, 200, 200);
 }
 
+// Reads the launch's lines until `until` returns true; the pid of every task started so far is
+// in `pids` by task name ("/job:ps/task:0").
+static void read_until(TroupeProcess& launch, std::string& text, std::map<std::string, int>& pids,
+                       const std::function<bool()>& until) {
+  const std::regex started(R"(started (/job:\w+/task:\d+) \(pid (\d+)\))");
+  while (!until()) {
+    auto line = launch.read_line(std::chrono::seconds(240));
+    ASSERT_TRUE(line) << text << launch.err();
+    text += *line + "\n";
+    std::smatch m;
+    if (std::regex_search(*line, m, started)) pids[m[1]] = std::stoi(m[2]);
+  }
+}
+
 TEST_F(PsTraining, AWorkerKilledMidRunIsReplacedAndUpdatesEqualStepsScheduled) {
   const int steps = 1000;
   TroupeProcess launch(
       {"launch", "-n", "2", "--ps", "2", "--no-tls", write_experiment("", steps, 10)});
   std::string text;
-  int worker1 = 0;
-  const std::regex started(R"(started /job:worker/task:1 \(pid (\d+)\))");
+  std::map<std::string, int> pids;
   // Kill worker 1 once the coordinator has logged a window: closures are out on both workers.
-  while (worker1 == 0 || !contains(text, "[worker:0] step 20/")) {
-    auto line = launch.read_line(240s);
-    ASSERT_TRUE(line) << text << launch.err();
-    text += *line + "\n";
-    std::smatch m;
-    if (std::regex_search(*line, m, started)) worker1 = std::stoi(m[1]);
-  }
+  read_until(launch, text, pids, [&] {
+    return pids.count("/job:worker/task:1") && contains(text, "[worker:0] step 20/");
+  });
+  if (HasFatalFailure()) return;
+  const int worker1 = pids.at("/job:worker/task:1");
   ASSERT_EQ(::kill(worker1, SIGKILL), 0);
   int code = -1;
   const std::string out = finish(launch, text, &code);
@@ -195,15 +206,12 @@ TEST_F(PsTraining, AWorkerKilledMidRunInSyncModeIsReplacedAndTheRunCompletes) {
   TroupeProcess launch({"launch", "-n", "2", "--ps", "2", "--no-tls",
                         write_experiment(", mode: sync, replicas_to_aggregate: 2", steps, 10)});
   std::string text;
-  int worker1 = 0;
-  const std::regex started(R"(started /job:worker/task:1 \(pid (\d+)\))");
-  while (worker1 == 0 || !contains(text, "[worker:0] step 20/")) {
-    auto line = launch.read_line(240s);
-    ASSERT_TRUE(line) << text << launch.err();
-    text += *line + "\n";
-    std::smatch m;
-    if (std::regex_search(*line, m, started)) worker1 = std::stoi(m[1]);
-  }
+  std::map<std::string, int> pids;
+  read_until(launch, text, pids, [&] {
+    return pids.count("/job:worker/task:1") && contains(text, "[worker:0] step 20/");
+  });
+  if (HasFatalFailure()) return;
+  const int worker1 = pids.at("/job:worker/task:1");
   // Worker 1 most likely dies holding a token of the current step: its closures run again on
   // worker 0 with a token of the step they find, so the step completes instead of waiting.
   ASSERT_EQ(::kill(worker1, SIGKILL), 0);
@@ -217,20 +225,6 @@ TEST_F(PsTraining, AWorkerKilledMidRunInSyncModeIsReplacedAndTheRunCompletes) {
   EXPECT_GT(applied, 0) << out;
   EXPECT_LE(applied, steps) << out;
   expect_run_outputs(out, steps, applied);
-}
-
-// Reads the launch's lines until `until` returns true; the pid of every task started so far is
-// in `pids` by task name ("/job:ps/task:0").
-static void read_until(TroupeProcess& launch, std::string& text, std::map<std::string, int>& pids,
-                       const std::function<bool()>& until) {
-  const std::regex started(R"(started (/job:\w+/task:\d+) \(pid (\d+)\))");
-  while (!until()) {
-    auto line = launch.read_line(std::chrono::seconds(240));
-    ASSERT_TRUE(line) << text << launch.err();
-    text += *line + "\n";
-    std::smatch m;
-    if (std::regex_search(*line, m, started)) pids[m[1]] = std::stoi(m[2]);
-  }
 }
 
 TEST_F(PsTraining, APsKilledMidRunWithReplicationTwoFailsOverAndTheRunCompletes) {
