@@ -181,10 +181,6 @@ int run_launch_command(const std::vector<std::string>& args) {
                       " and strategy.workers " + std::to_string(spec.workers()) +
                       " do not match --ps " + std::to_string(ps) + " and -n " +
                       std::to_string(workers));
-    if (evaluator)
-      throw po::error(what +
-                      ": --evaluator is not supported for parameter_server runs yet (their "
-                      "checkpoints are evaluated with `troupe evaluate`)");
   }
   if (!ps_run && experiment.strategy().kind() != "multi_worker_mirrored")
     throw po::error(what + ": strategy.kind is " + experiment.strategy().kind() +

@@ -327,11 +327,6 @@ TEST_F(PsTraining, ALaunchWhoseClusterDoesNotMatchTheFileIsRefusedNamingBoth) {
   TroupeProcess workers({"launch", "-n", "3", "--ps", "2", file});
   EXPECT_EQ(workers.wait(60s), 2) << workers.err();
   EXPECT_TRUE(contains(workers.err(), "do not match --ps 2 and -n 3")) << workers.err();
-  TroupeProcess evaluator({"launch", "-n", "2", "--ps", "2", "--evaluator", file});
-  EXPECT_EQ(evaluator.wait(60s), 2) << evaluator.err();
-  EXPECT_TRUE(
-      contains(evaluator.err(), "--evaluator is not supported for parameter_server runs yet"))
-      << evaluator.err();
 }
 
 TEST_F(PsTraining, AWorkerTaskOfAnotherClusterShapeIsRefusedNamingBoth) {
