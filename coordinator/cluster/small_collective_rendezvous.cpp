@@ -1,5 +1,6 @@
 #include "coordinator/cluster/small_collective_rendezvous.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -90,11 +91,32 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(caf::actor_system& system,
 Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
                                  std::chrono::milliseconds timeout, const GroupFailure* failure) {
   auto stop = [failure] { return failure ? failure->why() : std::string(); };
-  auto slots = rendezvous.exchange(rank, value.raw_data(), value.byte_size(), timeout, stop);
+  const size_t element = dtype_size(value.dtype());
+  // Whole elements per piece; a slot always holds at least one (slots are multiples of 64).
+  const size_t piece = rendezvous.slot_bytes() / element * element;
+  const size_t total = value.byte_size();
+  const auto* mine = static_cast<const char*>(value.raw_data());
   Tensor sum(value.dtype(), value.shape());
-  std::memcpy(sum.raw_data(), slots[0], value.byte_size());
-  for (size_t r = 1; r < slots.size(); ++r)
-    host_accumulate(sum.raw_data(), slots[r], value.dtype(), value.num_elements());
+  auto* out = static_cast<char*>(sum.raw_data());
+  // Piece k+1 is copied into this rank's other slot while the others still sum piece k: the
+  // rendezvous's two alternating slots are the pipeline. Zero bytes still make one call, so that
+  // every rank makes the same number of calls whatever it holds.
+  size_t at = 0;
+  do {
+    const size_t bytes = std::min(piece, total - at);
+    auto slots = rendezvous.exchange(rank, mine + at, bytes, timeout, stop);
+    // Rank order, every rank: the same bits everywhere. This rank's own input stands in for its
+    // slot (the same bytes, one read of shared memory less).
+    slots[size_t(rank)] = mine + at;
+    const auto count = int64_t(bytes / element);
+    if (slots.size() == 1)
+      std::memcpy(out + at, slots[0], bytes);
+    else
+      host_add_into(out + at, slots[0], slots[1], value.dtype(), count);
+    for (size_t r = 2; r < slots.size(); ++r)
+      host_accumulate(out + at, slots[r], value.dtype(), count);
+    at += bytes;
+  } while (at < total);
   return sum;
 }
 

@@ -36,9 +36,12 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(
     std::shared_ptr<ShmRendezvous> offered, const GroupFailure& failure,
     std::chrono::milliseconds attach_wait = std::chrono::seconds(10));
 
-/// Every rank's `value` (same dtype and size on every rank, at most a slot) summed in rank order
-/// through `rendezvous`: the same bits on every rank. A broken group (`failure`, may be null)
-/// ends the wait with its reason; throws like ShmRendezvous::exchange.
+/// Every rank's `value` (same dtype and size on every rank) summed in rank order through
+/// `rendezvous`, on the calling thread: the same bits on every rank. A value larger than a slot
+/// travels in slot-sized pieces, pipelined over the two alternating slots (each piece is one
+/// copy into shared memory and one pass that sums it out: what a large all-reduce between
+/// processes of one host needs, docs/benchmarks.md). A broken group (`failure`, may be null)
+/// ends the wait with its reason; throws like ShmRendezvous::exchange (per piece).
 Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
                                  std::chrono::milliseconds timeout, const GroupFailure* failure);
 
