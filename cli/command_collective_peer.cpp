@@ -167,7 +167,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   peer_transport.failure = group_failure;
   std::shared_ptr<ShmRendezvous> offered, rendezvous;
   if (slot_bytes > 0 && size > 1 && rank == 0) {
-    offered = offer_rendezvous(size, slot_bytes);
+    offered = offer_rendezvous(size, slot_bytes, large_bytes > 0 ? kLargeAllReduceDepth : 2);
     if (offered) peer_transport.rendezvous = offered->name();
   }
   auto peer = spawn_collective_peer(sys, peer_transport);

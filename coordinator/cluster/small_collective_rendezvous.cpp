@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -32,9 +33,9 @@ bool wait_until(Done done, Clock::time_point deadline, const GroupFailure& failu
 
 }  // namespace
 
-std::shared_ptr<ShmRendezvous> offer_rendezvous(int ranks, size_t slot_bytes) {
+std::shared_ptr<ShmRendezvous> offer_rendezvous(int ranks, size_t slot_bytes, int depth) {
   try {
-    return ShmRendezvous::create(ranks, slot_bytes);
+    return ShmRendezvous::create(ranks, slot_bytes, depth);
   } catch (const std::exception& e) {
     std::cerr << "troupe: small all-reduces take the ring: " << e.what() << std::endl;
     return nullptr;
@@ -95,16 +96,24 @@ Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tens
   // Whole elements per piece; a slot always holds at least one (slots are multiples of 64).
   const size_t piece = rendezvous.slot_bytes() / element * element;
   const size_t total = value.byte_size();
+  // Zero bytes still make one call, so that every rank makes the same calls whatever it holds.
+  const size_t pieces = std::max<size_t>(1, (total + piece - 1) / piece);
+  auto bytes_of = [&](size_t i) { return std::min(piece, total - i * piece); };
   const auto* mine = static_cast<const char*>(value.raw_data());
   Tensor sum(value.dtype(), value.shape());
   auto* out = static_cast<char*>(sum.raw_data());
-  // Piece k+1 is copied into this rank's other slot while the others still sum piece k: the
-  // rendezvous's two alternating slots are the pipeline. Zero bytes still make one call, so that
-  // every rank makes the same number of calls whatever it holds.
-  size_t at = 0;
-  do {
-    const size_t bytes = std::min(piece, total - at);
-    auto slots = rendezvous.exchange(rank, mine + at, bytes, timeout, stop);
+  // Up to depth - 1 pieces are posted ahead of the one being summed: a rank that has a core
+  // copies on while its partner waits for one, instead of meeting it at every piece.
+  const size_t ahead = size_t(rendezvous.depth() - 1);
+  std::vector<uint64_t> calls(pieces);
+  auto post = [&](size_t i) {
+    calls[i] = rendezvous.post(rank, mine + i * piece, bytes_of(i), timeout, stop);
+  };
+  for (size_t i = 0; i < std::min(ahead, pieces); ++i) post(i);
+  for (size_t i = 0; i < pieces; ++i) {
+    if (i + ahead < pieces) post(i + ahead);
+    const size_t at = i * piece, bytes = bytes_of(i);
+    auto slots = rendezvous.collect(rank, calls[i], bytes, timeout, stop);
     // Rank order, every rank: the same bits everywhere. This rank's own input stands in for its
     // slot (the same bytes, one read of shared memory less).
     slots[size_t(rank)] = mine + at;
@@ -115,8 +124,8 @@ Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tens
       host_add_into(out + at, slots[0], slots[1], value.dtype(), count);
     for (size_t r = 2; r < slots.size(); ++r)
       host_accumulate(out + at, slots[r], value.dtype(), count);
-    at += bytes;
-  } while (at < total);
+    rendezvous.release(rank, calls[i]);
+  }
   return sum;
 }
 
