@@ -82,7 +82,8 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   bool json = false;
   int replicas = 2, processes = 0;
   std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB",
-              transport = "shared_memory", inline_text = "0", small_text = "64KiB";
+              transport = "shared_memory", inline_text = "0", small_text = "64KiB",
+              large_text = "64KiB";
   options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")(
       "replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")(
@@ -99,7 +100,11 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       "messages")("small-bytes", po::value(&small_text)->default_value(small_text),
                   "with --processes and --transport direct: all-reduces of at most this many "
                   "bytes meet in a shared-memory rendezvous, as a multi-worker strategy's do "
-                  "(0: never)");
+                  "(0: never)")("large-bytes", po::value(&large_text)->default_value(large_text),
+                                "with --processes and --transport direct: all-reduces of at least "
+                                "this many bytes are summed through the shared-memory rendezvous "
+                                "in 1 MiB pieces on the calling thread (0: never; the ring "
+                                "over the data plane instead)");
   po::variables_map vm;
   if (!parse_command_line(
           "troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]", args,
@@ -123,6 +128,10 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
     throw po::error("--small-bytes applies only with --processes and --transport direct");
   const size_t small_bytes =
       processes && transport == "direct" ? parse_byte_size("--small-bytes", small_text) : 0;
+  if (!vm["large-bytes"].defaulted() && !(processes && transport == "direct"))
+    throw po::error("--large-bytes applies only with --processes and --transport direct");
+  const size_t large_bytes =
+      processes && transport == "direct" ? parse_byte_size("--large-bytes", large_text) : 0;
   std::vector<size_t> sizes;
   std::stringstream list(sizes_text);
   for (std::string item; std::getline(list, item, ',');) {
@@ -148,7 +157,8 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
           binary, processes,
           {"--algo", algo, "--count", std::to_string(bytes / 4), "--repeat",
            std::to_string(reps + 1), "--timeout-ms", "60000", "--transport", transport,
-           "--inline-below", inline_text, "--small-bytes", std::to_string(small_bytes)},
+           "--inline-below", inline_text, "--small-bytes", std::to_string(small_bytes),
+           "--large-bytes", std::to_string(large_bytes)},
           secret, 300);
       double worst = 0;
       for (auto& r : reports) {
@@ -158,7 +168,8 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       bool direct =
           transport != "middleman" && bytes >= parse_byte_size("--inline-below", inline_text);
       rows.push_back({algo, processes, bytes, worst * 1e6,
-                      bytes <= small_bytes ? "shared_memory_rendezvous"
+                      bytes <= small_bytes || (large_bytes > 0 && bytes >= large_bytes)
+                          ? "shared_memory_rendezvous"
                       : !direct            ? "peer_actors_over_middleman"
                       : transport == "tcp" ? "peer_actors_data_plane_tcp"
                                            : "peer_actors_data_plane_shared_memory"});

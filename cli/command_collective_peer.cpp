@@ -15,7 +15,10 @@
 // address is printed on stderr as `troupe collective-peer: rank R data plane on HOST:PORT`.
 // With `--small-bytes N` (and --transport direct) all-reduces of at most N bytes meet in a
 // shared-memory rendezvous instead, as a multi-worker strategy's small packs do on one host
-// (coordinator/cluster/small_collective_rendezvous.hpp).
+// (coordinator/cluster/small_collective_rendezvous.hpp). With `--large-bytes N` all-reduces of at
+// least N bytes meet there too, in pieces of --chunk-bytes pipelined over the two slots of each
+// rank, summed on the calling thread: no actor, no reader thread, one copy into shared memory.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -79,7 +82,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   int rank = 0, size = 2, repeat = 1;
   std::string algo = "ring", dtype_name = "float32", count_text = "1M", chunk_text = "1MiB";
   std::string secret_file, tls_dir, node, transport = "direct", inline_text = "0";
-  std::string small_text = "0";
+  std::string small_text = "0", large_text = "0";
   int timeout_ms = 30000;
   uint64_t seed = 0;
   int concurrent = 1;
@@ -108,7 +111,10 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "with --transport direct or tcp: all-reduces smaller than this stay in CAF messages")(
       "small-bytes", po::value(&small_text)->default_value("0"),
       "with --transport direct: all-reduces of at most this many bytes meet in a shared-memory "
-      "rendezvous (0: never)");
+      "rendezvous (0: never)")(
+      "large-bytes", po::value(&large_text)->default_value("0"),
+      "with --transport direct: all-reduces of at least this many bytes are summed through the "
+      "shared-memory rendezvous in pieces of --chunk-bytes, on the calling thread (0: never)");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;
@@ -133,6 +139,17 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   if (small_bytes > 0 && transport != "direct")
     throw po::error("--small-bytes needs --transport direct (ranks on this host), got '" +
                     transport + "'");
+  const size_t large_bytes = parse_byte_size("--large-bytes", large_text);
+  if (large_bytes > 0 && transport != "direct")
+    throw po::error("--large-bytes needs --transport direct (ranks on this host), got '" +
+                    transport + "'");
+  if (large_bytes > 0 && chunk_bytes < 64)
+    throw po::error("--large-bytes needs --chunk-bytes of at least 64 (the pieces), got " +
+                    std::to_string(chunk_bytes));
+  auto whole_lines = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  // One slot per rank and parity holds a small all-reduce whole or one piece of a large one.
+  const size_t slot_bytes =
+      std::max(whole_lines(small_bytes), large_bytes > 0 ? whole_lines(size_t(chunk_bytes)) : 0);
   const std::string secret = load_shared_secret(secret_file);
 
   ActorSystemOptions system_options;
@@ -149,8 +166,8 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   auto group_failure = std::make_shared<GroupFailure>();
   peer_transport.failure = group_failure;
   std::shared_ptr<ShmRendezvous> offered, rendezvous;
-  if (small_bytes > 0 && size > 1 && rank == 0) {
-    offered = offer_rendezvous(size, (small_bytes + 63) / 64 * 64);
+  if (slot_bytes > 0 && size > 1 && rank == 0) {
+    offered = offer_rendezvous(size, slot_bytes, large_bytes > 0 ? kLargeAllReduceDepth : 2);
     if (offered) peer_transport.rendezvous = offered->name();
   }
   auto peer = spawn_collective_peer(sys, peer_transport);
@@ -217,14 +234,20 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
               });
     };
     report_data_plane(false);
-    if (small_bytes > 0 && size > 1) {
+    if (slot_bytes > 0 && size > 1) {
       rendezvous = agree_on_rendezvous(sys, peers[0], rank, size, offered, *group_failure);
-      if (rendezvous)
+      if (rendezvous && small_bytes > 0)
         std::cerr << "troupe collective-peer: rank " << rank
-                  << " small all-reduces (<= " << rendezvous->slot_bytes()
+                  << " small all-reduces (<= " << whole_lines(small_bytes)
                   << " bytes) meet in shared memory" << std::endl;
+      if (rendezvous && large_bytes > 0)
+        std::cerr << "troupe collective-peer: rank " << rank << " all-reduces of at least "
+                  << large_bytes << " bytes are summed in shared memory in pieces of "
+                  << rendezvous->slot_bytes() << " bytes" << std::endl;
     }
-    const bool meet = rendezvous && input.byte_size() <= rendezvous->slot_bytes();
+    const bool meet =
+        rendezvous && ((small_bytes > 0 && input.byte_size() <= whole_lines(small_bytes)) ||
+                       (large_bytes > 0 && input.byte_size() >= large_bytes));
     // With --concurrent C, each round starts C collectives (instances k*C+1 .. k*C+C, inputs
     // seeded seed+j) before waiting for any: their chunks share the connections.
     std::vector<Tensor> inputs{input};

@@ -6,9 +6,13 @@
 // That is what a 4 KiB all-reduce between processes needs: through the collective peer actors
 // it cost 150-200 us of thread hand-offs on this machine (docs/benchmarks.md), the bytes a few.
 //
-// Two slots per rank alternate between calls. A rank writes call k's slot only after it saw
-// every rank announce call k-1, and a rank announces k-1 only after it finished reading the
-// slots of call k-2, the other parity: a slot is never overwritten while someone reads it.
+// Each rank has `depth` slots (2 unless asked), used in turn by its calls. A rank writes call k's
+// slot only after every rank released call k-depth, the call that slot held last (a rank
+// releases a call when it is done reading its slots: explicitly, or by making its next
+// exchange): a slot is never overwritten while someone reads it. With exchange() alone and two
+// slots that never waits: every rank released k-2 before it announced k-1. A large all-reduce
+// posts pieces ahead (post/collect/release) and so keeps `depth - 1` pieces in flight, which
+// lets a rank that has a core copy on while its partner waits for one.
 //
 // Waiting spins briefly (the others are usually a few microseconds away), yields, then sleeps on
 // a futex in the segment in 1 ms slices, asking the caller's `stop` function after each: the
@@ -34,9 +38,11 @@ class ShmRendezvous {
  public:
   enum class Decision : int32_t { pending = 0, on = 1, off = 2 };
 
-  /// Rank 0's side: a fresh segment for `ranks` ranks and contributions of up to `slot_bytes`.
-  /// Throws unavailable naming the segment when it cannot be created or reserved.
-  static std::unique_ptr<ShmRendezvous> create(int ranks, size_t slot_bytes);
+  static constexpr int kMaxDepth = 8;
+  /// Rank 0's side: a fresh segment for `ranks` ranks, `depth` (2..kMaxDepth) slots per rank
+  /// and contributions of up to `slot_bytes`. Throws unavailable naming the segment when it
+  /// cannot be created or reserved.
+  static std::unique_ptr<ShmRendezvous> create(int ranks, size_t slot_bytes, int depth = 2);
   /// Another rank's side: maps the segment `name`; throws unavailable naming it when it cannot,
   /// or when the segment is not a rendezvous for `ranks` ranks.
   static std::unique_ptr<ShmRendezvous> open(const std::string& name, int ranks);
@@ -47,6 +53,7 @@ class ShmRendezvous {
   const std::string& name() const { return name_; }
   int ranks() const;
   size_t slot_bytes() const;
+  int depth() const;
 
   /// Records `rank` (this process) as present.
   void attach(int rank);
@@ -62,11 +69,23 @@ class ShmRendezvous {
   using StopFn = std::function<std::string()>;
   /// Publishes `bytes` bytes at `data` as this rank's contribution to its next call and waits
   /// for every rank's contribution to the same call; returns a pointer to each rank's bytes, in
-  /// rank order, valid until this rank's call after next. Throws unavailable with stop()'s
+  /// rank order, valid until this rank's next call. Throws unavailable with stop()'s
   /// reason, deadline_exceeded naming the ranks that did not arrive within `timeout`, or
   /// invalid_argument when the ranks' sizes differ or exceed slot_bytes().
   std::vector<const char*> exchange(int rank, const void* data, size_t bytes,
                                     std::chrono::milliseconds timeout, const StopFn& stop);
+
+  /// The parts of exchange(), for pipelining. post() copies `bytes` at `data` into this rank's
+  /// slot of its next call and announces it, waiting only while that slot is still read (for
+  /// every rank to release the call depth() before); returns the call's number. collect() waits
+  /// for every rank's contribution to `call` (of `bytes` bytes) and returns them in rank order,
+  /// valid until this rank releases the call. release() says this rank is done reading the
+  /// slots of `call` and every call before it. Throw like exchange().
+  uint64_t post(int rank, const void* data, size_t bytes, std::chrono::milliseconds timeout,
+                const StopFn& stop);
+  std::vector<const char*> collect(int rank, uint64_t call, size_t bytes,
+                                   std::chrono::milliseconds timeout, const StopFn& stop);
+  void release(int rank, uint64_t call);
 
  private:
   struct Header;
@@ -74,6 +93,12 @@ class ShmRendezvous {
   ShmRendezvous() = default;
   RankState& state(int rank) const;
   char* slot(uint64_t call, int rank) const;
+  /// Waits until missing(r) is false for every rank r; throws unavailable with stop()'s reason
+  /// or deadline_exceeded "call C: rank(s) R did not <verb> within T ms".
+  template <class Missing>
+  void wait_for_ranks(Missing missing, uint64_t call, const std::string& verb,
+                      std::chrono::milliseconds timeout, const StopFn& stop);
+  void ring_bell();
 
   std::string name_;
   bool linked_ = false;

@@ -1,9 +1,11 @@
 #include "coordinator/cluster/small_collective_rendezvous.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -31,9 +33,9 @@ bool wait_until(Done done, Clock::time_point deadline, const GroupFailure& failu
 
 }  // namespace
 
-std::shared_ptr<ShmRendezvous> offer_rendezvous(int ranks, size_t slot_bytes) {
+std::shared_ptr<ShmRendezvous> offer_rendezvous(int ranks, size_t slot_bytes, int depth) {
   try {
-    return ShmRendezvous::create(ranks, slot_bytes);
+    return ShmRendezvous::create(ranks, slot_bytes, depth);
   } catch (const std::exception& e) {
     std::cerr << "troupe: small all-reduces take the ring: " << e.what() << std::endl;
     return nullptr;
@@ -90,11 +92,40 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(caf::actor_system& system,
 Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
                                  std::chrono::milliseconds timeout, const GroupFailure* failure) {
   auto stop = [failure] { return failure ? failure->why() : std::string(); };
-  auto slots = rendezvous.exchange(rank, value.raw_data(), value.byte_size(), timeout, stop);
+  const size_t element = dtype_size(value.dtype());
+  // Whole elements per piece; a slot always holds at least one (slots are multiples of 64).
+  const size_t piece = rendezvous.slot_bytes() / element * element;
+  const size_t total = value.byte_size();
+  // Zero bytes still make one call, so that every rank makes the same calls whatever it holds.
+  const size_t pieces = std::max<size_t>(1, (total + piece - 1) / piece);
+  auto bytes_of = [&](size_t i) { return std::min(piece, total - i * piece); };
+  const auto* mine = static_cast<const char*>(value.raw_data());
   Tensor sum(value.dtype(), value.shape());
-  std::memcpy(sum.raw_data(), slots[0], value.byte_size());
-  for (size_t r = 1; r < slots.size(); ++r)
-    host_accumulate(sum.raw_data(), slots[r], value.dtype(), value.num_elements());
+  auto* out = static_cast<char*>(sum.raw_data());
+  // Up to depth - 1 pieces are posted ahead of the one being summed: a rank that has a core
+  // copies on while its partner waits for one, instead of meeting it at every piece.
+  const size_t ahead = size_t(rendezvous.depth() - 1);
+  std::vector<uint64_t> calls(pieces);
+  auto post = [&](size_t i) {
+    calls[i] = rendezvous.post(rank, mine + i * piece, bytes_of(i), timeout, stop);
+  };
+  for (size_t i = 0; i < std::min(ahead, pieces); ++i) post(i);
+  for (size_t i = 0; i < pieces; ++i) {
+    if (i + ahead < pieces) post(i + ahead);
+    const size_t at = i * piece, bytes = bytes_of(i);
+    auto slots = rendezvous.collect(rank, calls[i], bytes, timeout, stop);
+    // Rank order, every rank: the same bits everywhere. This rank's own input stands in for its
+    // slot (the same bytes, one read of shared memory less).
+    slots[size_t(rank)] = mine + at;
+    const auto count = int64_t(bytes / element);
+    if (slots.size() == 1)
+      std::memcpy(out + at, slots[0], bytes);
+    else
+      host_add_into(out + at, slots[0], slots[1], value.dtype(), count);
+    for (size_t r = 2; r < slots.size(); ++r)
+      host_accumulate(out + at, slots[r], value.dtype(), count);
+    rendezvous.release(rank, calls[i]);
+  }
   return sum;
 }
 

@@ -23,8 +23,12 @@ namespace troupe {
 constexpr size_t kSmallCollectiveBytes = size_t(64) << 10;
 
 /// Rank 0's offer, made before its peer actor starts (the actor answers its name): a fresh
-/// rendezvous for `ranks` ranks, or null when shared memory is not available here.
-std::shared_ptr<ShmRendezvous> offer_rendezvous(int ranks, size_t slot_bytes);
+/// rendezvous for `ranks` ranks with `depth` slots of `slot_bytes` each, or null when shared
+/// memory is not available here.
+std::shared_ptr<ShmRendezvous> offer_rendezvous(int ranks, size_t slot_bytes, int depth = 2);
+
+/// Slots per rank of a rendezvous that carries large all-reduces: pieces in flight + 1.
+constexpr int kLargeAllReduceDepth = 4;
 
 /// Called by every rank once its group is ready. Rank 0 passes its offer and waits (at most
 /// `attach_wait`) until every rank attached, then decides; the others ask `rank0_peer` for the
@@ -36,9 +40,12 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(
     std::shared_ptr<ShmRendezvous> offered, const GroupFailure& failure,
     std::chrono::milliseconds attach_wait = std::chrono::seconds(10));
 
-/// Every rank's `value` (same dtype and size on every rank, at most a slot) summed in rank order
-/// through `rendezvous`: the same bits on every rank. A broken group (`failure`, may be null)
-/// ends the wait with its reason; throws like ShmRendezvous::exchange.
+/// Every rank's `value` (same dtype and size on every rank) summed in rank order through
+/// `rendezvous`, on the calling thread: the same bits on every rank. A value larger than a slot
+/// travels in slot-sized pieces, up to depth() - 1 of them posted ahead (each piece is one
+/// copy into shared memory and one pass that sums it out: what a large all-reduce between
+/// processes of one host needs, docs/benchmarks.md). A broken group (`failure`, may be null)
+/// ends the wait with its reason; throws like ShmRendezvous::exchange (per piece).
 Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
                                  std::chrono::milliseconds timeout, const GroupFailure* failure);
 

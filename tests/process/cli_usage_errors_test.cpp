@@ -55,3 +55,25 @@ TEST(CliUsageErrors, TheRendezvousNeedsRanksOnThisHost) {
       contains(bench.err(), "--small-bytes applies only with --processes and --transport direct"))
       << bench.err();
 }
+
+TEST(CliUsageErrors, LargeAllReducesInSharedMemoryNeedRanksOnThisHostAndWholePieces) {
+  TroupeProcess peer({"collective-peer", "--rank", "0", "--size", "2", "--large-bytes", "1MiB",
+                      "--transport", "middleman"});
+  EXPECT_EQ(peer.wait(60s), 2);
+  EXPECT_TRUE(contains(peer.err(),
+                       "--large-bytes needs --transport direct (ranks on this host), "
+                       "got 'middleman'"))
+      << peer.err();
+  TroupeProcess tiny({"collective-peer", "--rank", "0", "--size", "2", "--large-bytes", "1MiB",
+                      "--chunk-bytes", "16"});
+  EXPECT_EQ(tiny.wait(60s), 2);
+  EXPECT_TRUE(contains(tiny.err(),
+                       "--large-bytes needs --chunk-bytes of at least 64 (the "
+                       "pieces), got 16"))
+      << tiny.err();
+  TroupeProcess bench({"bench", "allreduce", "--large-bytes", "1MiB"});
+  EXPECT_EQ(bench.wait(60s), 2);
+  EXPECT_TRUE(
+      contains(bench.err(), "--large-bytes applies only with --processes and --transport direct"))
+      << bench.err();
+}

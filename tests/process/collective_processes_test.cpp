@@ -187,3 +187,43 @@ TEST(CollectiveProcesses, SmallAllReducesMeetInSharedMemoryAcrossThreeProcesses)
   EXPECT_EQ(digest(results[0].line), digest(results[1].line));
   EXPECT_EQ(digest(results[0].line), digest(results[2].line));
 }
+
+TEST(CollectiveProcesses, RankKilledMidLargeAllReduceInSharedMemoryIsNamedAtOnce) {
+  // 4 MiB all-reduces in 1 MiB pieces through the rendezvous: rank 1 dies between two pieces or
+  // in the middle of one.
+  expect_killed_rank_named("1M", {"--large-bytes", "64KiB"});
+}
+
+// The digest after the last space of a RESULT line.
+std::string digest_of(const std::string& line) { return line.substr(line.rfind(' ') + 1); }
+
+TEST(CollectiveProcesses, LargeAllReducesInSharedMemoryGiveTheRingsBitsAcrossTwoProcesses) {
+  // Seeded fractions (float sums round), 300 007 elements: 19 pieces of the 64 KiB chunk, the
+  // last one partial. Two ranks add a + b in either order to the same bits, so the pieces must
+  // give exactly the ring's result.
+  std::vector<std::string> errs;
+  auto pieces = run_group(2, "ring", 300007,
+                          {"--seed", "5", "--large-bytes", "64KiB", "--repeat", "3"}, -1, &errs);
+  auto ring = run_group(2, "ring", 300007, {"--seed", "5", "--repeat", "3"});
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(pieces[size_t(r)].line.rfind("RESULT ok", 0), 0u) << pieces[size_t(r)].line;
+    ASSERT_EQ(ring[size_t(r)].line.rfind("RESULT ok", 0), 0u) << ring[size_t(r)].line;
+    EXPECT_EQ(digest_of(pieces[size_t(r)].line), digest_of(ring[size_t(r)].line)) << "rank " << r;
+    EXPECT_THAT(errs[size_t(r)], ::testing::HasSubstr("all-reduces of at least 65536 bytes are "
+                                                      "summed in shared memory in pieces of "
+                                                      "65536 bytes"));
+  }
+}
+
+TEST(CollectiveProcesses, LargeAllReducesInSharedMemoryMatchTheClosedFormAcrossThreeProcesses) {
+  // Integer-valued closed-form inputs: exact in any order. Every rank gets the same bits (rank
+  // order everywhere), though with 3 ranks not necessarily the ring's (which starts each
+  // chunk's sum at a different rank).
+  auto results = run_group(3, "ring", 100003, {"--large-bytes", "1", "--repeat", "3"});
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(results[size_t(r)].line.rfind("RESULT ok", 0), 0u) << results[size_t(r)].line;
+    EXPECT_DOUBLE_EQ(results[size_t(r)].checksum, closed_form_total(3, 100003)) << "rank " << r;
+  }
+  EXPECT_EQ(digest_of(results[0].line), digest_of(results[1].line));
+  EXPECT_EQ(digest_of(results[0].line), digest_of(results[2].line));
+}

@@ -138,6 +138,33 @@ TEST(ShmRendezvous, ContributionsOfDifferentSizesAreNamed) {
   EXPECT_NE(seen[1].find("rank 0 contributed 64 bytes, rank 1 128"), std::string::npos) << seen[1];
 }
 
+TEST(ShmRendezvous, ASlotIsNotRewrittenBeforeEveryRankReleasedIt) {
+  // Two slots per rank: rank 0 may post calls 1 and 2 ahead, but call 3 reuses call 1's slot,
+  // which rank 1 has not released (nor even read).
+  auto rv = ShmRendezvous::create(2, 64, 2);
+  auto other = ShmRendezvous::open(rv->name(), 2);
+  EXPECT_EQ(other->depth(), 2);
+  float x = 1;
+  EXPECT_EQ(rv->post(0, &x, sizeof x, milliseconds(100), {}), 1u);
+  EXPECT_EQ(rv->post(0, &x, sizeof x, milliseconds(100), {}), 2u);
+  rv->release(0, 1);  // rank 0 is done with call 1; rank 1 is not
+  try {
+    rv->post(0, &x, sizeof x, milliseconds(100), {});
+    FAIL() << "rewrote a slot rank 1 still holds";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::deadline_exceeded);
+    EXPECT_NE(std::string(e.what()).find("call 3: rank(s) 1 did not release call 1 within 100 ms"),
+              std::string::npos)
+        << e.what();
+  }
+  // Once rank 1 took part in call 1 and released it, the slot is free again.
+  EXPECT_EQ(other->post(1, &x, sizeof x, milliseconds(100), {}), 1u);
+  auto slots = other->collect(1, 1, sizeof x, milliseconds(100), {});
+  EXPECT_EQ(*reinterpret_cast<const float*>(slots[0]), 1.0f);
+  other->release(1, 1);
+  EXPECT_EQ(rv->post(0, &x, sizeof x, milliseconds(100), {}), 3u);
+}
+
 TEST(ShmRendezvous, AContributionLargerThanASlotIsRefused) {
   auto rv = ShmRendezvous::create(2, 64);
   std::vector<char> big(65);
@@ -177,6 +204,8 @@ TEST(ShmRendezvous, CreateRefusesShapesItCannotServe) {
     EXPECT_NE(std::string(e.what()).find("slots a positive multiple of 64 bytes"),
               std::string::npos);
   }
+  EXPECT_THROW(ShmRendezvous::create(2, 64, 1), Error);
+  EXPECT_THROW(ShmRendezvous::create(2, 64, ShmRendezvous::kMaxDepth + 1), Error);
 }
 
 TEST(ShmRendezvous, TheNameIsGoneOnceUnlinkedAndTheDecisionIsShared) {
