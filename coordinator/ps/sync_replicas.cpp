@@ -19,6 +19,7 @@ using take_token_atom = caf::atom_constant<caf::atom("taketoken")>;
 using step_applied_atom = caf::atom_constant<caf::atom("stepappl")>;
 using sync_stats_atom = caf::atom_constant<caf::atom("syncstats")>;
 using lost_tokens_atom = caf::atom_constant<caf::atom("losttokns")>;
+using restore_step_atom = caf::atom_constant<caf::atom("syncrestor")>;
 
 struct SyncState {
   SyncState(SyncReplicasPlan p, std::shared_ptr<const KernelRegistry> k)
@@ -176,6 +177,30 @@ caf::behavior sync_replicas_actor(caf::stateful_actor<std::shared_ptr<SyncState>
         s.tokens_to_release = 0;
         s.serve_waiting();
       },
+      // Resume: only a queue no worker has touched (its initial tokens all there, nothing
+      // offered) is replaced by the one of `step`'s boundary.
+      [self](restore_step_atom, int64_t step) -> caf::result<bool> {
+        auto& s = *self->state;
+        const auto untouched = size_t(s.plan.initial_tokens());
+        if (s.in_step || s.accumulator.accepted() > 0 || s.accumulator.dropped() > 0 ||
+            s.accumulator.global_step() != 0 || s.tokens.size() != untouched || !s.waiting.empty())
+          return to_caf_error(
+              failed_precondition(
+                  "the sync accumulator can be restored to global step " + std::to_string(step) +
+                  " only before training: it is at global step " +
+                  std::to_string(s.accumulator.global_step()) + " with " +
+                  std::to_string(s.accumulator.accepted()) + " gradient(s) pending and " +
+                  std::to_string(s.tokens.size()) + " token(s) queued")
+                  .status());
+        if (step < 0)
+          return to_caf_error(
+              invalid_argument("sync global step " + std::to_string(step) + " is negative")
+                  .status());
+        s.accumulator = SyncAccumulator(s.plan, step);
+        s.tokens = TokenQueue();
+        s.tokens.put(step == 0 ? s.plan.initial_tokens() : s.plan.tokens_per_step(), step);
+        return true;
+      },
       [self](sync_stats_atom) {
         auto& s = *self->state;
         return std::make_tuple(s.accumulator.global_step(), s.accumulator.dropped(),
@@ -241,6 +266,14 @@ SyncOffer SyncReplicas::offer(int64_t local_step, std::vector<SyncGradient> grad
 
 void SyncReplicas::applied(int64_t global_step) const {
   caf::anon_send(actor_, step_applied_atom::value, global_step);
+}
+
+void SyncReplicas::restore(int64_t global_step) const {
+  caf::scoped_actor self{*system_};
+  Status failure;
+  self->request(actor_, timeout_, restore_step_atom::value, global_step)
+      .receive([](bool) {}, [&](caf::error& e) { failure = to_status(e); });
+  failure.throw_if_error();
 }
 
 SyncReplicasStats SyncReplicas::stats() const {

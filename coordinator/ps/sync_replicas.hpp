@@ -76,6 +76,12 @@ class SyncReplicas {
   SyncOffer offer(int64_t local_step, std::vector<SyncGradient> grads) const;
   /// The mean of step `global_step` is on the shards: releases the next step's tokens.
   void applied(int64_t global_step) const;
+  /// A resumed run: the accumulator continues at `global_step`, with the tokens a run has at
+  /// that step's boundary (no gradient pending, every token of the step in the queue; with
+  /// total_num_replicas <= replicas_to_aggregate that is replicas_to_aggregate tokens of it).
+  /// Only before any token is taken or gradient offered: failed_precondition naming what is
+  /// pending otherwise, and nothing changes.
+  void restore(int64_t global_step) const;
   SyncReplicasStats stats() const;
   /// The accumulator actor (what remote workers talk to).
   const caf::actor& actor() const { return actor_; }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <caf/all.hpp>
 
@@ -53,10 +54,21 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
                              std::to_string(cluster->shards.size()) + " ps task(s) and " +
                              std::to_string(cluster->workers.size()) + " worker(s)");
   }
-  if (options.resume && ps.mode() == "sync")
-    throw unimplemented(
-        "--resume: a sync parameter_server run cannot resume yet (its token queue is not "
-        "checkpointed); async runs can");
+  if (options.resume && ps.mode() == "sync") {
+    if (options.ps_cluster)
+      throw unimplemented(
+          "--resume: a sync parameter_server run across processes (troupe launch --ps) cannot "
+          "resume yet; troupe run can");
+    const int64_t r = ps.replicas_to_aggregate() > 0 ? ps.replicas_to_aggregate() : ps.workers();
+    if (ps.total_num_replicas() > r)
+      throw unimplemented(
+          "--resume: a sync parameter_server run with backup workers "
+          "(strategy.total_num_replicas " +
+          std::to_string(ps.total_num_replicas()) + " above replicas_to_aggregate " +
+          std::to_string(r) +
+          ") cannot resume: the tokens of earlier steps its stale gradients leave in the queue "
+          "are not checkpointed");
+  }
   if (options.ps_cluster && options.resume)
     throw unimplemented(
         "--resume: a parameter_server run across processes (troupe launch --ps) cannot resume "
@@ -110,6 +122,8 @@ int64_t steps_applied_at_shards(const ParameterServerStrategy& strategy) {
 // the optimizer's update count, in the checkpoint format of the other strategies. The batches
 // each worker of this process drew go with it (ps_resume.hpp); across processes
 // the workers draw in their own processes and none are recorded.
+// A sync run adds where its accumulator stands (ps_resume.hpp): taken after the join, when no
+// worker holds a token, so the global step and the gradients pending describe its queue.
 std::string save(PsTrainer& trainer, const std::vector<std::atomic<int64_t>>& drawn, bool local,
                  const std::string& dir, int64_t step, int64_t keep, int64_t iterations) {
   auto tensors = ps_checkpoint_tensors(trainer);
@@ -119,6 +133,10 @@ std::string save(PsTrainer& trainer, const std::vector<std::atomic<int64_t>>& dr
     std::vector<int64_t> counts;
     for (auto& d : drawn) counts.push_back(d.load());
     blobs["ps_worker_batches"] = format_worker_batches(counts);
+  }
+  if (const SyncReplicas* sync = trainer.sync()) {
+    const SyncReplicasStats stats = sync->stats();
+    blobs["ps_sync"] = format_sync_state({stats.global_step, stats.accepted});
   }
   return checkpoint::write_checkpoint(dir, step, tensors, blobs, {keep});
 }
@@ -138,6 +156,41 @@ void observe_steps(PsTrainer& trainer, std::shared_ptr<Timeline> timeline) {
     else
       timeline->add(name, "ps", worker + 1, begin, end);
   });
+}
+
+// What a checkpoint's ps_sync blob says about resuming it in `trainer`'s mode: the state a sync
+// run restores, nothing for async. A checkpoint of the other mode is refused (sync counts one
+// update per global step, async one per worker step: the update count Adam's bias correction
+// reads, and the input each update saw, would change meaning), and so is one taken with
+// gradients pending (replicas_to_aggregate does not divide the worker steps of a checkpoint
+// window): they would be lost, and the run would not continue where it stopped.
+std::optional<PsSyncState> check_sync_checkpoint(const PsTrainer& trainer,
+                                                 const checkpoint::Checkpoint& ckpt,
+                                                 const std::string& path) {
+  auto blob = ckpt.blobs.find("ps_sync");
+  const SyncReplicas* sync = trainer.sync();
+  if (!sync) {
+    if (blob != ckpt.blobs.end())
+      throw failed_precondition("--resume: checkpoint '" + path +
+                                "' was written by a sync parameter_server run (at "
+                                "global step " +
+                                std::to_string(parse_sync_state(blob->second, path).global_step) +
+                                "); this run is async (strategy.mode): resume it in sync mode");
+    return std::nullopt;
+  }
+  if (blob == ckpt.blobs.end())
+    throw failed_precondition("--resume: checkpoint '" + path +
+                              "' was written by an async parameter_server run; this run is sync "
+                              "(strategy.mode): resume it in async mode");
+  const PsSyncState state = parse_sync_state(blob->second, path);
+  if (state.pending > 0)
+    throw failed_precondition(
+        "--resume: checkpoint '" + path + "' was taken with " + std::to_string(state.pending) +
+        " gradient(s) of global step " + std::to_string(state.global_step) +
+        " accumulated but not applied (replicas_to_aggregate " +
+        std::to_string(sync->plan().replicas_to_aggregate()) +
+        " does not divide the worker steps between checkpoints): it cannot resume exactly");
+  return state;
 }
 
 }  // namespace
@@ -230,13 +283,18 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
                       "' has no 'ps_worker_batches' (not written by troupe run of a "
                       "parameter_server experiment?)");
     skip = parse_worker_batches(ckpt.blobs.at("ps_worker_batches"), size_t(workers), *latest);
+    const std::optional<PsSyncState> sync_state = check_sync_checkpoint(trainer, ckpt, *latest);
     restore_ps_checkpoint(trainer, ckpt.tensors, *latest);
+    if (sync_state) trainer.sync()->restore(sync_state->global_step);
     step = ckpt.step;
     const int64_t reached = last_logged_step(summary.run_dir);
     std::fprintf(options.out,
                  "resumed at step %lld of the checkpoint %s; %lld step(s) after it were lost\n",
                  static_cast<long long>(step), latest->c_str(),
                  static_cast<long long>(std::max<int64_t>(reached - step, 0)));
+    if (sync_state)
+      std::fprintf(options.out, "sync: the token queue restarts at global step %lld\n",
+                   static_cast<long long>(sync_state->global_step));
   }
   for (int w = 0; w < workers; ++w) drawn[size_t(w)] = skip[size_t(w)];
   summary.first_step = step;
@@ -330,14 +388,18 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     timeline->write(options.timeline_path);
     summary.timeline = options.timeline_path;
   }
+  const std::string mode =
+      trainer.sync()
+          ? "sync (global step " + std::to_string(trainer.sync()->stats().global_step) + ")"
+          : "async";
   std::fprintf(
       options.out,
       "parameter_server: %lld ps task(s), %d worker(s)%s, mode %s, %lld update(s) "
       "applied%s, %lld step(s) rescheduled\n",
       static_cast<long long>(spec.num_ps()), workers,
       cluster ? (" (" + std::to_string(coordinator.live_workers()) + " alive)").c_str() : "",
-      training.mode == PsTrainingMode::sync ? "sync" : "async", static_cast<long long>(applied),
-      cluster ? " at the shards" : "", static_cast<long long>(coordinator.rescheduled()));
+      mode.c_str(), static_cast<long long>(applied), cluster ? " at the shards" : "",
+      static_cast<long long>(coordinator.rescheduled()));
   const PsTraffic traffic = trainer.traffic();
   if (traffic.steps > 0)
     std::fprintf(options.out,

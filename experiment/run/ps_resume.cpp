@@ -54,6 +54,29 @@ std::vector<int64_t> parse_worker_batches(const std::string& blob, size_t worker
   return out;
 }
 
+std::string format_sync_state(const PsSyncState& state) {
+  return std::to_string(state.global_step) + "," + std::to_string(state.pending);
+}
+
+PsSyncState parse_sync_state(const std::string& blob, const std::string& checkpoint) {
+  PsSyncState out;
+  const size_t comma = blob.find(',');
+  size_t used_step = 0, used_pending = 0;
+  try {
+    if (comma != std::string::npos) {
+      out.global_step = std::stoll(blob.substr(0, comma), &used_step);
+      out.pending = std::stoll(blob.substr(comma + 1), &used_pending);
+    }
+  } catch (const std::exception&) {
+    used_step = used_pending = 0;
+  }
+  if (comma == std::string::npos || used_step != comma || used_step == 0 ||
+      used_pending != blob.size() - comma - 1 || out.global_step < 0 || out.pending < 0)
+    throw invalid_argument("checkpoint '" + checkpoint + "': ps_sync '" + blob +
+                           "' is not 'global step,pending gradients'");
+  return out;
+}
+
 std::map<std::string, Tensor> ps_checkpoint_tensors(PsTrainer& trainer) {
   std::map<std::string, Tensor> tensors;
   for_each_variable(trainer, [&](const std::string& name, DistributedVariable& v) {

@@ -22,6 +22,21 @@ std::string format_worker_batches(const std::vector<int64_t>& drawn);
 std::vector<int64_t> parse_worker_batches(const std::string& blob, size_t workers,
                                           const std::string& checkpoint);
 
+/// Where a sync run's SyncReplicas accumulator stood when its checkpoint was taken: the global
+/// step, and the gradients of that step accepted but not yet applied. The runner checkpoints
+/// after joining every closure, so no token is held by a worker; with no gradient pending
+/// (and no backup workers, whose stale tokens linger) the token queue holds exactly the tokens
+/// of the global step, and the step alone restores it (SyncReplicas::restore).
+struct PsSyncState {
+  int64_t global_step = 0;
+  int64_t pending = 0;
+};
+
+/// The sync state as a checkpoint blob ("75,0") and back; parse throws invalid_argument naming
+/// the checkpoint when the blob is malformed.
+std::string format_sync_state(const PsSyncState& state);
+PsSyncState parse_sync_state(const std::string& blob, const std::string& checkpoint);
+
 /// Every variable and slot of `trainer`, by name, plus "optimizer/iterations".
 std::map<std::string, Tensor> ps_checkpoint_tensors(PsTrainer& trainer);
 

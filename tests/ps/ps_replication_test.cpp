@@ -172,6 +172,46 @@ TEST_F(PsReplication, KilledPrimaryFailsOverToBackupAndNothingAcknowledgedIsLost
     EXPECT_TRUE(got[i].bitwise_equal(expected[i])) << "parameter " << i;
 }
 
+// Sync training (SyncReplicas, spec cluster-and-ps.md §2.11) losing a primary: the accumulator
+// and token queue live with the coordinator, and the closure applying a step's mean retries the
+// update on the backup under its step id, so the step is applied once, it reports the step
+// applied and the next step's tokens are released: no worker waits on a token forever.
+TEST_F(PsReplication, SyncTrainingOverAKilledPrimaryGoesOnAndAppliesEveryStepOnce) {
+  PsTrainingOptions sync;
+  sync.mode = PsTrainingMode::sync;
+  sync.replicas_to_aggregate = 2;  // one worker offers two gradients per step, in one order
+  std::vector<Tensor> expected;
+  {
+    ParameterServerStrategy s(*sys_, fresh_shards(3), options(1));
+    ClusterCoordinator c(*sys_, {1, 2, 1});
+    PsTrainer trainer(s, c, model(), adagrad(), sync);
+    auto data = batches(c);
+    for (int i = 0; i < 200; ++i) trainer.schedule_step(data);
+    c.join();
+    expected = trainer.parameters();
+  }
+  auto shards = fresh_shards(3);
+  ParameterServerStrategy s(*sys_, shards, options(2));
+  ClusterCoordinator c(*sys_, {1, 2, 1});
+  PsTrainer trainer(s, c, model(), adagrad(), sync);
+  auto data = batches(c);
+  for (int i = 0; i < 100; ++i) trainer.schedule_step(data);
+  c.join();
+  for (int i = 0; i < 100; ++i) trainer.schedule_step(data);
+  caf::anon_send_exit(shards[0], caf::exit_reason::kill);
+  c.join();
+  EXPECT_EQ(s.client()->failed_over(), 1u);
+  const SyncReplicasStats stats = trainer.sync()->stats();
+  EXPECT_EQ(stats.global_step, 100);  // the 200 worker steps scheduled, two per update
+  EXPECT_EQ(stats.accepted, 0);
+  EXPECT_EQ(stats.dropped, 0);
+  EXPECT_EQ(trainer.updates_applied(), 100);
+  auto got = trainer.parameters();
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_TRUE(got[i].bitwise_equal(expected[i])) << "parameter " << i;
+}
+
 TEST_F(PsReplication, APrimaryWhoseBackupWentAwayStillServesThenNamesItsOwnLoss) {
   auto shards = fresh_shards(2);
   ParameterServerStrategy s(*sys_, shards, options(2));

@@ -76,6 +76,44 @@ TEST_F(SyncReplicasActor, TokensLostWithAWorkerAreGivenAgain) {
   EXPECT_EQ(sync.stats().accepted, 0);
 }
 
+// A resumed run's accumulator: it continues at the checkpoint's global step with that step's
+// tokens, as the uninterrupted run's queue stood at the boundary.
+TEST_F(SyncReplicasActor, RestoreContinuesAtAGlobalStepWithItsTokens) {
+  SyncReplicasOptions o;
+  o.replicas_to_aggregate = 2;
+  SyncReplicas sync(*sys_, o, cpu_kernels());
+  sync.restore(7);
+  EXPECT_EQ(sync.stats().global_step, 7);
+  EXPECT_EQ(sync.take_token(), 7);
+  EXPECT_EQ(sync.take_token(), 7);
+  // Both of step 7's tokens are out: a third waits for the step's update.
+  auto third = std::async(std::launch::async, [&] { return sync.take_token(); });
+  EXPECT_TRUE(sync.offer(7, {{floats({2}, {1, 2}), Tensor()}}).accepted);
+  // An offer of a step before the restored one is stale.
+  EXPECT_FALSE(sync.offer(6, {{floats({2}, {1, 2}), Tensor()}}).accepted);
+  SyncOffer done = sync.offer(7, {{floats({2}, {3, 4}), Tensor()}});
+  ASSERT_TRUE(done.apply);
+  EXPECT_EQ(done.global_step, 7);
+  sync.applied(7);
+  EXPECT_EQ(third.get(), 8);
+}
+
+TEST_F(SyncReplicasActor, RestoreOnceTrainingStartedIsRefusedNamingWhatIsPending) {
+  SyncReplicasOptions o;
+  o.replicas_to_aggregate = 2;
+  SyncReplicas sync(*sys_, o, cpu_kernels());
+  EXPECT_EQ(sync.take_token(), 0);
+  EXPECT_TRUE(sync.offer(0, {{floats({2}, {1, 2}), Tensor()}}).accepted);
+  EXPECT_EQ(error_of([&] { sync.restore(5); }),
+            "the sync accumulator can be restored to global step 5 only before training: it is "
+            "at global step 0 with 1 gradient(s) pending and 1 token(s) queued");
+  EXPECT_EQ(sync.stats().global_step, 0);
+  EXPECT_EQ(sync.stats().accepted, 1);
+  SyncReplicas fresh(*sys_, o, cpu_kernels());
+  EXPECT_EQ(error_of([&] { fresh.restore(-1); }), "sync global step -1 is negative");
+  EXPECT_EQ(fresh.stats().global_step, 0);
+}
+
 TEST_F(SyncReplicasActor, OffersOfAnotherLayoutAreRefused) {
   SyncReplicasOptions o;
   o.replicas_to_aggregate = 2;

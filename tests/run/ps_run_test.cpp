@@ -101,10 +101,6 @@ TEST_F(PsRun, WhatItCannotDoYetIsRefusedByName) {
   auto e = ps_experiment(data, "");
   EXPECT_EQ(error_of([&] { run(runtime, e, dir + "/r", 0, /*resume=*/true); }),
             "--resume: no checkpoint in '" + dir + "/r' to resume from");
-  EXPECT_EQ(
-      error_of([&] { run(runtime, ps_experiment(data, ", mode: sync"), dir + "/r", 0, true); }),
-      "--resume: a sync parameter_server run cannot resume yet (its token queue is not "
-      "checkpointed); async runs can");
   auto odd = experiment::parse_experiment(
       "name: ps-odd\nstrategy: {kind: parameter_server, num_ps: 1, workers: 3}\n"
       "model: {kind: embedding, num_users: 30, num_items: 20, embedding_dim: 4}\n"
