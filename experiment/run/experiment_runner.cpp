@@ -8,6 +8,7 @@
 
 #include "coordinator/device_inventory.hpp"
 #include "coordinator/distributed_dataset.hpp"
+#include "core/float_mode.hpp"
 #include "experiment/checkpoint/checkpoint.hpp"
 #include "experiment/experiment_file.hpp"
 #include "experiment/run/background_writer.hpp"
@@ -324,6 +325,8 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
 RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
                           const RunOptions& options) {
   std::string doing = "starting the run";
+  // The default strategy runs its replica on this thread; the replica groups set theirs.
+  ScopedFlushDenormals flush(!e.train().keep_denormals());
   try {
     if (e.strategy().kind() == "parameter_server") return run_ps_experiment(system, e, options);
     return train_experiment(system, e, options, doing);
