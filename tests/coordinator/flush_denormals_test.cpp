@@ -4,7 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cfloat>
+#include <cstdint>
+#include <cstring>
 
 #include "core/float_mode.hpp"
 #include "kernels/ops.hpp"
@@ -17,7 +18,9 @@ class FlushDenormals_ : public StrategyTest {
  protected:
   struct ReplicaView {
     bool flushes = false;
-    float product = -1.0f;  ///< 1e-20 * 1e-20 by the matmul kernel on the replica's thread
+    /// The bits of 1e-20 * 1e-20 computed by the matmul kernel on the replica's thread. Bits,
+    /// not a float: this thread may treat a subnormal as zero in any comparison (DAZ).
+    uint32_t product_bits = 0xffffffffu;
   };
 
   // Runs one step on `replicas` replicas and reports what each replica thread saw.
@@ -32,10 +35,11 @@ class FlushDenormals_ : public StrategyTest {
       ops.matmul(a, a, out);
       return std::vector<Tensor>{scalar(flush_denormals_enabled() ? 1.0f : 0.0f), out};
     });
-    std::vector<ReplicaView> views(size_t(replicas));
+    std::vector<ReplicaView> views(static_cast<size_t>(replicas));
     for (int r = 0; r < replicas; ++r) {
       views[size_t(r)].flushes = outputs.at(0).values().at(size_t(r)).scalar<float>() == 1.0f;
-      views[size_t(r)].product = outputs.at(1).values().at(size_t(r)).data<float>()[0];
+      std::memcpy(&views[size_t(r)].product_bits,
+                  outputs.at(1).values().at(size_t(r)).data<float>(), sizeof(uint32_t));
     }
     return views;
   }
@@ -46,7 +50,7 @@ TEST_F(FlushDenormals_, ReplicaThreadsFlushSubnormalProductsToZeroWhenOn) {
   ScopedFlushDenormals caller(false);
   for (const auto& view : run_step(2, true)) {
     EXPECT_TRUE(view.flushes);
-    EXPECT_EQ(view.product, 0.0f);
+    EXPECT_EQ(view.product_bits, 0u);  // +0.0f
   }
 }
 
@@ -54,8 +58,9 @@ TEST_F(FlushDenormals_, ReplicaThreadsKeepSubnormalProductsWhenOff) {
   ScopedFlushDenormals caller(true);
   for (const auto& view : run_step(2, false)) {
     EXPECT_FALSE(view.flushes);
-    EXPECT_GT(view.product, 0.0f);
-    EXPECT_LT(view.product, FLT_MIN);  // subnormal: 1e-40
+    // A positive subnormal (1e-40): exponent field 0, mantissa not 0, sign 0.
+    EXPECT_EQ(view.product_bits & 0xff800000u, 0u) << std::hex << view.product_bits;
+    EXPECT_NE(view.product_bits, 0u);
   }
 }
 
