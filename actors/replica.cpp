@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 
 #include "core/collective/algorithm_choice.hpp"
+#include "core/float_mode.hpp"
 #include "kernels/host_accumulate.hpp"
 #include "messages/collective_messages.hpp"
 #include "messages/error_channel.hpp"
@@ -179,9 +180,12 @@ void replica(caf::blocking_actor* self, int id, std::shared_ptr<ReplicaGroupShar
 
 std::thread start_replica_thread(caf::actor_system& system, int id,
                                  std::shared_ptr<ReplicaGroupShared> shared, caf::actor barrier,
-                                 caf::actor peer) {
+                                 caf::actor peer, bool flush_denormals) {
   return std::thread([&system, id, shared = std::move(shared), barrier = std::move(barrier),
-                      peer = std::move(peer)]() mutable {
+                      peer = std::move(peer), flush_denormals]() mutable {
+    // Every kernel of this replica runs on this thread (oneDNN's GEMMs included): its mode is
+    // the replica's.
+    set_flush_denormals(flush_denormals);
     // The thread's own mailbox for the replies to its requests (collectives to its peer).
     caf::scoped_actor self{system};
     replica(self.ptr(), id, std::move(shared), std::move(barrier), std::move(peer));

@@ -18,8 +18,9 @@ namespace troupe {
 
 /// Starts replica `replica` of a group whose barrier is `barrier` and whose collectives go
 /// through the collective peer actor `peer`; join the thread after closing the group's steps.
+/// `flush_denormals`: the thread flushes subnormal floats to zero (core/float_mode.hpp).
 std::thread start_replica_thread(caf::actor_system& system, int replica,
                                  std::shared_ptr<ReplicaGroupShared> shared, caf::actor barrier,
-                                 caf::actor peer);
+                                 caf::actor peer, bool flush_denormals);
 
 }  // namespace troupe

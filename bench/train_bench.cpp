@@ -17,6 +17,7 @@
 #include "coordinator/mirrored_strategy.hpp"
 #include "coordinator/runtime.hpp"
 #include "core/data/synthetic.hpp"
+#include "core/float_mode.hpp"
 #include "kernels/cpu_gemm.hpp"
 #include "train/gemm_flops.hpp"
 #include "train/trainer.hpp"
@@ -184,8 +185,10 @@ double measure_parallel_sgemm_gflops(const Ops& ops, int threads) {
   std::vector<double> rates(size_t(threads), 0.0);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
-    pool.emplace_back(
-        [&, t] { rates[size_t(t)] = measure_sgemm_gflops(ops, kGlobalBatch / 2, 5); });
+    pool.emplace_back([&, t] {
+      set_flush_denormals(true);  // as the replicas of the run it is the limit of
+      rates[size_t(t)] = measure_sgemm_gflops(ops, kGlobalBatch / 2, 5);
+    });
   for (auto& th : pool) th.join();
   double total = 0;
   for (double r : rates) total += r;
@@ -200,6 +203,7 @@ double measure_unsynchronised(const Ops& ops, int threads, const Batches& data, 
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
+      set_flush_denormals(true);  // as the replicas of the run it is the ceiling of
       std::vector<Tensor> params;
       for (auto& p : model->initial_parameters()) params.push_back(p.value.clone());
       const int64_t rows = kGlobalBatch / threads;
@@ -253,6 +257,9 @@ int run_train_bench(const std::vector<std::string>& args) {
     throw po::error("--steps-per-execution must be >= 1, got " + std::to_string(per_execution));
   if (workers == 1 || workers < 0)
     throw po::error("--workers must be 0 or >= 2, got " + std::to_string(workers));
+  // The single-thread limits run here; the replicas and the other threads set the same mode as
+  // `troupe run`'s default (train.flush_denormals: true).
+  ScopedFlushDenormals flush(true);
   // Whole runs start processes: 200 steps unless --steps says otherwise.
   if (workers > 0)
     return run_train_workers_comparison(workers, vm["steps"].defaulted() ? 200 : steps, rounds,

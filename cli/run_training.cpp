@@ -87,7 +87,12 @@ int train_from_command_line(const std::string& command, const RunCommandOptions&
   std::printf("%s at step %lld: loss %.6f", summary.interrupted ? "stopped" : "finished",
               static_cast<long long>(summary.last_step), summary.final_loss);
   if (summary.final_accuracy >= 0) std::printf(", accuracy %.2f%%", 100 * summary.final_accuracy);
-  std::printf(", %.0f examples/s\n", summary.examples_per_s);
+  std::printf(", %.0f examples/s", summary.examples_per_s);
+  // The steady state leaves out the first window (input caching, warm-up) and the checkpoint.
+  if (summary.steady_examples_per_s > 0)
+    std::printf(" (%.0f examples/s after step %lld)", summary.steady_examples_per_s,
+                static_cast<long long>(summary.steady_from_step));
+  std::printf("\n");
   if (chief) {
     std::printf("  checkpoint:  %s\n  metrics:     %s\n  tensorboard: tensorboard --logdir %s\n",
                 summary.checkpoint.c_str(), summary.metrics_csv.c_str(), summary.run_dir.c_str());

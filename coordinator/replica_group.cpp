@@ -16,8 +16,8 @@ ReplicaGroup::ReplicaGroup(caf::actor_system& system, int replicas, ReplicaGroup
   actors_ = spawn_worker(system_, shared_);
   try {
     for (int r = 0; r < replicas; ++r)
-      replicas_.push_back(
-          start_replica_thread(system_, r, shared_, actors_.barrier, actors_.peers[size_t(r)]));
+      replicas_.push_back(start_replica_thread(system_, r, shared_, actors_.barrier,
+                                               actors_.peers[size_t(r)], options.flush_denormals));
   } catch (...) {
     shared_->steps.close();
     for (auto& t : replicas_) t.join();

@@ -25,6 +25,7 @@ namespace troupe {
 struct ReplicaGroupOptions {
   std::chrono::milliseconds merge_timeout{std::chrono::seconds(60)};  ///< per merge_call round
   std::chrono::milliseconds step_timeout{std::chrono::minutes(10)};   ///< per run() call
+  bool flush_denormals = true;  ///< replica threads flush subnormal floats (core/float_mode.hpp)
 };
 
 /// N replica threads plus their worker.

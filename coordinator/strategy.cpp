@@ -89,7 +89,8 @@ Strategy::Strategy(std::string name, caf::actor_system* system, std::vector<std:
   const int n = num_local_replicas();
   if (system)
     group_ = std::make_unique<ReplicaGroup>(
-        *system, n, ReplicaGroupOptions{options.merge_timeout, options.step_timeout});
+        *system, n,
+        ReplicaGroupOptions{options.merge_timeout, options.step_timeout, options.flush_denormals});
   else if (n != 1)
     throw invalid_argument(name_ + ": " + std::to_string(n) + " devices need an actor system");
 }

@@ -35,10 +35,13 @@ class ReplicaGroup;
 /// A step function: this replica's context and arguments -> its outputs.
 using StepFn = std::function<std::vector<Tensor>(ReplicaContext&, const std::vector<Tensor>&)>;
 
-/// Timeouts of a strategy's replica group.
+/// Timeouts and the floating-point mode of a strategy's replica group.
 struct StrategyOptions {
   std::chrono::milliseconds merge_timeout{std::chrono::seconds(60)};
   std::chrono::milliseconds step_timeout{std::chrono::minutes(10)};
+  /// Replica threads flush subnormal floats to zero (core/float_mode.hpp), as TensorFlow's CPU
+  /// threads do: a training run whose gradients go subnormal otherwise slows down severalfold.
+  bool flush_denormals = true;
 };
 
 /// Base of every strategy: scope, run, reduce, variables.

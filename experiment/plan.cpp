@@ -63,6 +63,7 @@ ExperimentPlan make_plan(const proto::Experiment& experiment) {
   plan.global_batch = experiment.data().global_batch();
   plan.steps_per_execution = steps_per_execution(experiment.train());
   plan.on_nan = experiment.train().on_nan().empty() ? "stop" : experiment.train().on_nan();
+  plan.flush_denormals = !experiment.train().keep_denormals();
   plan.distribute =
       experiment.data().distribute().empty() ? "dataset" : experiment.data().distribute();
   std::vector<std::string> devices(experiment.strategy().devices().begin(),

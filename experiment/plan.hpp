@@ -64,6 +64,7 @@ struct ExperimentPlan {
   int64_t steps_per_execution = 0;  ///< training steps per strategy.run (after the default)
   std::string distribute;           ///< "dataset" or "from_function" (data.distribute)
   std::string on_nan;               ///< train.on_nan: "stop", "skip_step" or "ignore"
+  bool flush_denormals = true;      ///< train.flush_denormals (core/float_mode.hpp)
   std::vector<PlannedReplica> replicas;
   std::vector<PlannedInputWorker> input_workers;
   std::vector<PlannedVariable> variables;

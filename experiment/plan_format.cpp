@@ -17,6 +17,7 @@ std::string plan_to_json(const ExperimentPlan& plan) {
   json.key("steps_per_execution").integer(plan.steps_per_execution);
   json.key("distribute").string(plan.distribute);
   json.key("on_nan").string(plan.on_nan);
+  json.key("flush_denormals").boolean(plan.flush_denormals);
   json.key("replicas").begin_array();
   for (const auto& r : plan.replicas) {
     json.begin_object().key("id").integer(r.id).key("device").string(r.device).end_object();
@@ -72,7 +73,9 @@ std::string plan_to_table(const ExperimentPlan& plan) {
   out << "experiment " << plan.name << ": strategy " << plan.strategy;
   if (!plan.cross_device_ops.empty()) out << " (" << plan.cross_device_ops << ")";
   out << ", global batch " << plan.global_batch << ", " << plan.steps_per_execution
-      << " step(s) per execution, on non-finite loss: " << plan.on_nan << "\n\nreplicas\n";
+      << " step(s) per execution, on non-finite loss: " << plan.on_nan
+      << (plan.flush_denormals ? ", subnormals flushed to zero" : ", subnormals kept")
+      << "\n\nreplicas\n";
   for (const auto& r : plan.replicas) {
     std::snprintf(line, sizeof line, "  %-4d %s\n", r.id, r.device.c_str());
     out << line;

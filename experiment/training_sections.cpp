@@ -78,7 +78,7 @@ void read_train(const Field& field, SourceMap& source, const std::vector<std::st
                 proto::TrainSpec* out) {
   MapFields train(field, source,
                   {"steps", "log_every", "checkpoint_every", "checkpoint_dir", "keep", "step",
-                   "steps_per_execution", "on_nan"});
+                   "steps_per_execution", "on_nan", "flush_denormals"});
   out->set_steps(read_integer(train.require("steps"), source, 1));
   out->set_step("train_step");
   if (auto step = train.get("step")) out->set_step(read_step_name(*step, source, step_names));
@@ -87,6 +87,8 @@ void read_train(const Field& field, SourceMap& source, const std::vector<std::st
   out->set_on_nan("stop");
   if (auto on_nan = train.get("on_nan"))
     out->set_on_nan(read_choice(*on_nan, source, {"stop", "skip_step", "ignore"}));
+  if (auto flush = train.get("flush_denormals"))
+    out->set_keep_denormals(!read_bool(*flush, source));
   out->set_log_every(kDefaultLogEvery);
   if (auto log = train.get("log_every")) out->set_log_every(read_integer(*log, source, 0));
   if (auto every = train.get("checkpoint_every"))

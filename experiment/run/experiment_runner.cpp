@@ -8,6 +8,7 @@
 
 #include "coordinator/device_inventory.hpp"
 #include "coordinator/distributed_dataset.hpp"
+#include "core/float_mode.hpp"
 #include "experiment/checkpoint/checkpoint.hpp"
 #include "experiment/experiment_file.hpp"
 #include "experiment/run/background_writer.hpp"
@@ -210,6 +211,8 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
   auto window_start = Clock::now();
   auto run_start = Clock::now();
   int64_t window_steps = 0;
+  // Where the steady state starts: the end of the first logged window (unset until then).
+  std::optional<Clock::time_point> steady_start;
   ProgressPoint point{step, total};
   auto checkpoint_now = [&] {
     set_phase(RunPhase::checkpoint);
@@ -292,9 +295,18 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
       trainer->metrics().reset();
       window_start = Clock::now();
       window_steps = 0;
+      if (!steady_start) {
+        steady_start = window_start;
+        summary.steady_from_step = step;
+      }
     }
     if (checkpoint_every > 0 && step % checkpoint_every == 0 && step != total) checkpoint_now();
   }
+  const auto training_end = Clock::now();
+  if (steady_start && step > summary.steady_from_step)
+    summary.steady_examples_per_s =
+        double(step - summary.steady_from_step) * double(global_batch) /
+        std::max(std::chrono::duration<double>(training_end - *steady_start).count(), 1e-9);
   writer.close();  // every line and event written, or the write's error thrown
   progress.finish();
   checkpoint_now();  // at the end, and when stopped: nothing trained is lost
@@ -324,6 +336,8 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
 RunSummary run_experiment(caf::actor_system& system, const proto::Experiment& e,
                           const RunOptions& options) {
   std::string doing = "starting the run";
+  // The default strategy runs its replica on this thread; the replica groups set theirs.
+  ScopedFlushDenormals flush(!e.train().keep_denormals());
   try {
     if (e.strategy().kind() == "parameter_server") return run_ps_experiment(system, e, options);
     return train_experiment(system, e, options, doing);

@@ -59,7 +59,12 @@ struct RunSummary {
   int64_t skipped_steps = 0;  ///< steps not applied for a non-finite loss (train.on_nan: skip_step)
   double final_loss = 0;      ///< mean loss over the last logged window
   double final_accuracy = -1;
-  double examples_per_s = 0;
+  double examples_per_s = 0;  ///< whole run: setup after the strategy, every step, last checkpoint
+  /// Steady state: examples/s of the steps after the first logged window, up to the last step
+  /// (no first-epoch input caching, warm-up or final checkpoint in it); 0 when the run logged
+  /// only one window.
+  double steady_examples_per_s = 0;
+  int64_t steady_from_step = 0;  ///< the step the steady-state figure counts from
   std::string run_dir, checkpoint, events_file, metrics_csv, timeline;
 };
 

@@ -13,6 +13,12 @@ CrossDeviceOpKind cross_device_kind(const std::string& kind) {
 
 }  // namespace
 
+StrategyOptions make_strategy_options(const proto::Experiment& e) {
+  StrategyOptions options;
+  options.flush_denormals = !e.train().keep_denormals();
+  return options;
+}
+
 std::unique_ptr<Strategy> make_experiment_strategy(caf::actor_system& system,
                                                    const proto::Experiment& e,
                                                    std::shared_ptr<WorkerCollective> workers) {
@@ -26,6 +32,7 @@ std::unique_ptr<Strategy> make_experiment_strategy(caf::actor_system& system,
                                            "strategy.communication.implementation");
     options.communication.bytes_per_pack = c.bytes_per_pack();
     options.communication.timeout = std::chrono::milliseconds(c.timeout_ms());
+    options.timeouts = make_strategy_options(e);
     return std::make_unique<MultiWorkerMirroredStrategy>(system, std::move(workers), devices,
                                                          options);
   }
@@ -37,10 +44,12 @@ std::unique_ptr<Strategy> make_experiment_strategy(caf::actor_system& system,
                            "; use kind multi_worker_mirrored to train across workers");
   if (s.kind() == "default") return std::make_unique<DefaultStrategy>();
   if (s.kind() == "one_device")
-    return std::make_unique<OneDeviceStrategy>(system, devices.empty() ? "CPU:0" : devices[0]);
+    return std::make_unique<OneDeviceStrategy>(system, devices.empty() ? "CPU:0" : devices[0],
+                                               make_strategy_options(e));
   if (s.kind() != "mirrored" && !s.kind().empty())
     throw invalid_argument("strategy.kind: unknown strategy '" + s.kind() + "'");
   MirroredOptions options;
+  options.timeouts = make_strategy_options(e);
   if (s.has_cross_device_ops() && !s.cross_device_ops().kind().empty()) {
     options.cross_device_ops = cross_device_kind(s.cross_device_ops().kind());
     options.all_reduce.num_packs = s.cross_device_ops().num_packs();

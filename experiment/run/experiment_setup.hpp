@@ -21,6 +21,8 @@ namespace troupe {
 std::unique_ptr<Strategy> make_experiment_strategy(
     caf::actor_system& system, const proto::Experiment& experiment,
     std::shared_ptr<WorkerCollective> workers = nullptr);
+/// The replica groups' options the experiment asks for: train.flush_denormals.
+StrategyOptions make_strategy_options(const proto::Experiment& experiment);
 /// Model factory input from the model (and data) sections.
 ModelConfig make_model_config(const proto::Experiment& experiment);
 /// Optimizer hyper-parameters from the optimizer section.

@@ -258,7 +258,9 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
       shards.actors.push_back(spawn_ps_shard(system, {"ps:" + std::to_string(k), kernels}));
     ps_tasks = shards.actors;
   }
-  ParameterServerStrategy strategy(system, ps_tasks, make_ps_strategy_options(spec));
+  auto ps_options = make_ps_strategy_options(spec);
+  ps_options.timeouts.flush_denormals = !e.train().keep_denormals();
+  ParameterServerStrategy strategy(system, ps_tasks, ps_options);
   // Batches drawn by each in-process worker: checkpointed, and skipped again on resume.
   // Declared before the coordinator, whose workers count into them, so that they outlive it.
   std::vector<std::atomic<int64_t>> drawn(static_cast<size_t>(workers));

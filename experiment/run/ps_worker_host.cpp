@@ -19,6 +19,7 @@ std::unique_ptr<ParameterServerStrategy> attached_strategy(caf::actor_system& sy
                            std::to_string(shards.size()) + " ps shard(s) were connected");
   ParameterServerStrategyOptions options = make_ps_strategy_options(spec);
   options.attach = true;
+  options.timeouts.flush_denormals = !e.train().keep_denormals();
   return std::make_unique<ParameterServerStrategy>(system, std::move(shards), options);
 }
 

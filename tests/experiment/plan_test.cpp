@@ -156,6 +156,26 @@ TEST(ExperimentPlan, VariableNamesAreTheOnesTheModelCreates) {
   }
 }
 
+// train.flush_denormals defaults to true (TensorFlow flushes subnormals on its CPU threads); the
+// plan prints the mode in both forms and the strategy options carry it to the replica groups.
+TEST(ExperimentPlan, FlushDenormalsDefaultsToOnAndReachesTheStrategyOptions) {
+  auto e = parse_experiment(valid_experiment_yaml(), "x.yaml");
+  ExperimentPlan plan = make_plan(e);
+  EXPECT_TRUE(plan.flush_denormals);
+  EXPECT_TRUE(troupe::make_strategy_options(e).flush_denormals);
+  EXPECT_NE(troupe::experiment::plan_to_table(plan).find("subnormals flushed to zero"),
+            std::string::npos);
+  e = parse_experiment(
+      replace_line(valid_experiment_yaml(), "train:", "train: {steps: 10, flush_denormals: false}"),
+      "x.yaml");
+  plan = make_plan(e);
+  EXPECT_FALSE(plan.flush_denormals);
+  EXPECT_FALSE(troupe::make_strategy_options(e).flush_denormals);
+  EXPECT_NE(troupe::experiment::plan_to_table(plan).find("subnormals kept"), std::string::npos);
+  EXPECT_NE(troupe::experiment::plan_to_json(plan).find("\"flush_denormals\":false"),
+            std::string::npos);
+}
+
 // train.on_nan defaults to stop (Keras' TerminateOnNaN, on unless asked otherwise); the plan
 // prints the policy in both forms.
 TEST(ExperimentPlan, OnNanDefaultsToStopAndIsPrinted) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "experiment/run/run_directory.hpp"
 #include "tests/run/cli_run_test_util.hpp"
@@ -95,6 +96,10 @@ TEST(CliRunDir, ResumeStillContinuesAndContradictsOverwrite) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "at step 20")) << r.out;
   EXPECT_TRUE(contains(r.out, "finished at step 40")) << r.out;
+  // Steps 20-40 log two windows: the summary adds the steady state after the first (step 30).
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(, [0-9]+ examples/s \([0-9]+ examples/s after step 30\)\n)")))
+      << r.out;
   auto both = troupe_run({file, "--dir", run_dir, "--resume", "--overwrite"});
   EXPECT_EQ(both.code, 2);
   EXPECT_TRUE(contains(both.err, "--resume and --overwrite")) << both.err;

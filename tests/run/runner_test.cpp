@@ -68,6 +68,10 @@ TEST(Runner, WritesLogsEventsAndCheckpoints) {
       EXPECT_GT(ev.value, 0.0f);
     }
   EXPECT_EQ(losses, 4);
+  // The steady-state figure counts from the end of the first window (step 10).
+  EXPECT_EQ(s.steady_from_step, 10);
+  EXPECT_GT(s.steady_examples_per_s, 0.0);
+  EXPECT_GT(s.examples_per_s, 0.0);
   std::ifstream csv(s.metrics_csv);
   std::string header, row;
   std::getline(csv, header);
@@ -81,6 +85,19 @@ TEST(Runner, WritesLogsEventsAndCheckpoints) {
   EXPECT_NE(text.str().find(
                 "\"name\":\"replica_step\",\"cat\":\"replica\",\"ph\":\"X\",\"pid\":1,\"tid\":2"),
             std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// A run that logs one window only (log_every 0: the last step) has no steady state to report.
+TEST(Runner, OneLoggedWindowGivesNoSteadyStateFigure) {
+  Runtime runtime;
+  auto dir = fresh_dir("one-window");
+  auto e = small_experiment(1);
+  e.mutable_train()->set_log_every(0);
+  auto s = run(runtime, e, dir, 12);
+  EXPECT_EQ(s.last_step, 12);
+  EXPECT_EQ(s.steady_examples_per_s, 0.0);
+  EXPECT_GT(s.examples_per_s, 0.0);
   std::filesystem::remove_all(dir);
 }
 
