@@ -4,7 +4,8 @@
 // the newest checkpoint, tells each worker process where its dataset resumes (the checkpoint's
 // `ps_worker_batches`), reports the steps lost after the checkpoint and trains to the end. With
 // one worker (closures run in schedule order) the resumed run ends bitwise equal to an
-// uninterrupted one. A checkpoint of another worker count is refused before anything trains.
+// uninterrupted one, Adam included. A checkpoint of another worker count is refused before anything
+// trains.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -64,7 +65,8 @@ class PsLaunchResume : public ::testing::Test {
 
   // An async run of 100000 steps (a launch is stopped by a kill, or given --steps), logging every
   // 10 steps and checkpointing every 20, into run_dir().
-  std::string write_experiment(int workers, const std::string& name = "ps.yaml") {
+  std::string write_experiment(int workers, const std::string& name = "ps.yaml",
+                               const std::string& optimizer = "adagrad, learning_rate: 0.5") {
     const std::string path = (dir_ / name).string();
     std::ofstream(path)
         << "name: ps-launch-resume\nseed: 1\n"
@@ -75,7 +77,7 @@ class PsLaunchResume : public ::testing::Test {
         << (dir_ / "ratings-1.tfrecord").string()
         << "], features: {ids: {dtype: int64, shape: [2]}, rating: {dtype: float32}}, "
            "label: rating, global_batch: 64, shuffle: true}\n"
-        << "optimizer: {kind: adagrad, learning_rate: 0.5}\n"
+        << "optimizer: {kind: " << optimizer << "}\n"
         << "train: {steps: 100000, log_every: 10, checkpoint_every: 20, checkpoint_dir: "
         << run_dir() << "}\n";
     return path;
@@ -220,8 +222,10 @@ TEST_F(PsLaunchResume, APsKilledWithReplicationOneFailsNamingItThenResumeComplet
   EXPECT_EQ(worker_batches(after), (std::pair<int64_t, size_t>{2 * 200, 2}));
 }
 
-TEST_F(PsLaunchResume, OneWorkerKilledAndResumedEndsBitwiseEqualToAnUninterruptedLaunch) {
-  const std::string file = write_experiment(1);
+// Adam: its slots and the update numbering of its bias correction (the checkpoint's count plus
+// the closure's step id in the worker process) continue too.
+TEST_F(PsLaunchResume, OneWorkerAdamKilledAndResumedEndsBitwiseEqualToAnUninterruptedLaunch) {
+  const std::string file = write_experiment(1, "ps.yaml", "adam, learning_rate: 0.05");
   // The uninterrupted run, into its own directory.
   const std::string straight = (dir_ / "straight").string();
   TroupeProcess reference(
