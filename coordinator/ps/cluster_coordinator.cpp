@@ -526,7 +526,8 @@ void ClusterCoordinator::set_input_positions(const PerWorkerDataset& dataset,
         throw failed_precondition("ClusterCoordinator: worker " + std::to_string(w) +
                                   " has drawn from per-worker dataset " +
                                   std::to_string(dataset.id()) +
-                                  " already; input positions are set before the first step");
+                                  " or been given its position already; input positions are set "
+                                  "once, before the first step");
       if (slot.remote) remote.push_back({int(w), slot.actor});
     }
   }

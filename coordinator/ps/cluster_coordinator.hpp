@@ -166,7 +166,8 @@ class ClusterCoordinator {
   /// A resumed run (before any step draws from `dataset`): worker w's iterator skips
   /// `batches[w]` elements when it is made, and batches_drawn starts there. A remote worker is
   /// told and answers before this returns. invalid_argument for another number of counts than
-  /// workers; failed_precondition (naming the worker) once a worker has drawn from the dataset;
+  /// workers; failed_precondition (naming the worker) once a worker has drawn from the dataset
+  /// or been given its position;
   /// unavailable naming a remote worker that cannot be told.
   void set_input_positions(const PerWorkerDataset& dataset, const std::vector<int64_t>& batches);
 

@@ -105,8 +105,8 @@ TEST_F(StepHostInputPosition, AResumedHostSkipsItsPositionAndCountsOnFromIt) {
     EXPECT_EQ(error_of([&] {
                 c.set_input_positions(data, {1, 1});
               }),
-              "ClusterCoordinator: worker 0 has drawn from per-worker dataset 0 already; input "
-              "positions are set before the first step");
+              "ClusterCoordinator: worker 0 has drawn from per-worker dataset 0 or been given "
+              "its position already; input positions are set once, before the first step");
   }
   caf::anon_send_exit(h0, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(h1, caf::exit_reason::user_shutdown);
