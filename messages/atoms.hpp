@@ -21,6 +21,9 @@ using heartbeat_tick_atom = caf::atom_constant<caf::atom("hbtick")>;  ///< a pee
 /// (replicate_atom, backup, backup name, primary, primary name): set up a ps shard's
 /// primary-backup replication
 using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
+/// (input_position_atom, dataset id, batches) -> bool: a resumed run's per-worker dataset of a
+/// step host skips `batches` before its first element (coordinator/ps/step_host.hpp)
+using input_position_atom = caf::atom_constant<caf::atom("inputpos")>;
 /// (shard_gone_atom, shard): a ps client saw `shard` go away (its backup takes over)
 using shard_gone_atom = caf::atom_constant<caf::atom("shardgone")>;
 

@@ -33,16 +33,21 @@ typename Inspector::result_type inspect(Inspector& f, ps_run_step_msg& x) {
            x.service);
 }
 
-/// step host -> coordinator: the outputs of step `step_id`, run by worker `worker`.
+/// step host -> coordinator: the outputs of step `step_id`, run by worker `worker`, and how many
+/// batches each of the worker's per-worker datasets (by dataset id) has drawn once this step
+/// ran, counting from the start of the run (a resumed run's position included): what a
+/// checkpoint records as the worker's input position.
 struct ps_step_done_msg {
   uint64_t step_id = 0;
   int32_t worker = -1;
   std::vector<Tensor> outputs;
+  std::vector<int64_t> batches_drawn;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ps_step_done_msg& x) {
-  return f(caf::meta::type_name("ps_step_done_msg"), x.step_id, x.worker, x.outputs);
+  return f(caf::meta::type_name("ps_step_done_msg"), x.step_id, x.worker, x.outputs,
+           x.batches_drawn);
 }
 
 }  // namespace troupe

@@ -140,8 +140,11 @@ const SyncReplicas* PsTrainer::sync_for(const StepContext& ctx) {
 RemoteValue PsTrainer::schedule_step(const PerWorkerDataset& data) {
   if (!coordinator_)
     throw failed_precondition("a worker process's PsTrainer runs steps; the coordinator schedules");
+  // The dataset, and the update count the run started from (a worker process numbers its
+  // updates from it).
   return coordinator_->schedule(options_.step_name,
-                                {Tensor::from_vector<int64_t>({1}, {data.id()})});
+                                {Tensor::from_vector<int64_t>({1}, {data.id()}),
+                                 Tensor::from_scalar<int64_t>(update_base_.load())});
 }
 
 std::vector<Tensor> PsTrainer::pull() const {
@@ -155,8 +158,8 @@ std::vector<Tensor> PsTrainer::parameters() const { return pull(); }
 void PsTrainer::apply(const std::vector<Gradient>& grads, int64_t update) {
   UpdateRule rule = optimizer_.config();
   // Adam's bias correction counts applied updates. A worker process cannot see the others'
-  // count: it uses `update`, the update's number in schedule order (async: the closure's step
-  // id, the same on a retry; sync: the global step + 1).
+  // count: it uses `update`, the update's number in schedule order (async: the run's first
+  // update count + the closure's step id, the same on a retry; sync: the global step + 1).
   const int64_t applied = updates_.fetch_add(1) + 1;
   rule.step = coordinator_ ? applied : update;
   auto names = optimizer_.slot_names();
@@ -191,8 +194,11 @@ std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tens
   using Clock = std::chrono::steady_clock;
   const auto step_begin = Clock::now();
   const int worker = ctx.worker();
-  if (args.size() != 1 || args[0].dtype() != DType::int64 || args[0].num_elements() != 1)
-    throw invalid_argument("step '" + options_.step_name + "' takes one per-worker dataset id");
+  if (args.size() != 2 || args[0].dtype() != DType::int64 || args[0].num_elements() != 1 ||
+      args[1].dtype() != DType::int64 || args[1].num_elements() != 1)
+    throw invalid_argument("step '" + options_.step_name +
+                           "' takes a per-worker dataset id and the run's first update count");
+  const int64_t update_base = args[1].scalar<int64_t>();
   auto begin = Clock::now();
   std::vector<Tensor> batch = ctx.next(args[0].to_vector<int64_t>()[0]);
   record(worker, PsStepPart::input, begin, 0);
@@ -222,7 +228,7 @@ std::vector<Tensor> PsTrainer::run_step(StepContext& ctx, const std::vector<Tens
                               "; nothing was applied");
   if (!sync) {
     begin = Clock::now();
-    apply(out.grads, int64_t(ctx.step_id()));
+    apply(out.grads, update_base + int64_t(ctx.step_id()));
     record(worker, PsStepPart::push, begin, bytes_of(out.grads));
   } else {
     std::vector<SyncGradient> grads;

@@ -101,8 +101,12 @@ class PsTrainer {
   /// R accepted). With remote workers the coordinator applies none: count at the shards.
   int64_t updates_applied() const { return updates_.load(); }
   /// Sets the update count (a resumed run continues the checkpoint's; Adam's bias correction
-  /// counts from it).
-  void restore_updates_applied(int64_t n) { updates_.store(n); }
+  /// counts from it). Scheduled steps carry it to worker processes, whose async updates are
+  /// numbered n + the closure's step id (the step ids of a resumed run start at 1 again).
+  void restore_updates_applied(int64_t n) {
+    updates_.store(n);
+    update_base_.store(n);
+  }
   /// The sync accumulator (nullptr in async mode and in a worker process).
   const SyncReplicas* sync() const { return sync_.get(); }
   PsTrainingMode mode() const { return options_.mode; }
@@ -130,6 +134,7 @@ class PsTrainer {
   std::unique_ptr<SyncReplicas> sync_;
   std::unique_ptr<SyncReplicas> remote_sync_;  // a worker process's handle on the coordinator's
   std::atomic<int64_t> updates_{0};
+  std::atomic<int64_t> update_base_{0};  // restore_updates_applied's count
   PsStepObserver observer_;
   std::atomic<int64_t> steps_{0}, bytes_pulled_{0}, bytes_pushed_{0}, parameter_wait_ns_{0};
 };

@@ -1,5 +1,6 @@
 #include "coordinator/ps/cluster_coordinator.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -10,6 +11,7 @@
 
 #include "coordinator/ps/step_id_scope.hpp"
 #include "core/status.hpp"
+#include "messages/atoms.hpp"
 #include "messages/error_channel.hpp"
 #include "messages/ps_step_messages.hpp"
 
@@ -40,6 +42,9 @@ struct WorkerSlot {
   bool alive = true;
   int in_flight = 0;
   std::map<int64_t, ElementFn> iterators;  // touched only by this worker's thread
+  // dataset -> batches drawn (input position included); under State::mutex. In process: set
+  // when the iterator is made and counted by its thread; remote: the last answer's count.
+  std::map<int64_t, int64_t> drawn;
 };
 
 // A closure handed to a worker; `dispatch` tells this hand-over from a later one of the same
@@ -155,9 +160,28 @@ struct State : StepDatasets {
                                  " was not created by this coordinator");
         make = datasets[size_t(dataset)];
       }
-      it = slot.iterators.emplace(dataset, make(w)).first;
+      ElementFn fresh = make(w);
+      int64_t position = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        position = slot.drawn[dataset];
+      }
+      for (int64_t k = 0; k < position; ++k) {
+        try {
+          fresh();
+        } catch (const Error& e) {
+          if (e.code() != Code::out_of_range) throw;
+          throw out_of_range("per-worker dataset " + std::to_string(dataset) + " of worker " +
+                             std::to_string(w) + " ended after " + std::to_string(k) + " of the " +
+                             std::to_string(position) + " batches its resumed run skips");
+        }
+      }
+      it = slot.iterators.emplace(dataset, std::move(fresh)).first;
     }
-    return it->second();
+    auto element = it->second();
+    std::lock_guard<std::mutex> lock(mutex);
+    ++slot.drawn[dataset];
+    return element;
   }
 };
 
@@ -191,13 +215,20 @@ bool is_worker_loss(const caf::error& e) {
 void dispatch(caf::event_based_actor* self, const std::shared_ptr<State>& state);
 
 // A worker answered closure `id` (handed over as `serial`) with outputs.
+// `drawn`: a remote worker's batch counts by dataset id (none for an in-process worker).
 void on_answer(caf::event_based_actor* self, const std::shared_ptr<State>& state, uint64_t id,
-               uint64_t serial, std::vector<Tensor>* outputs) {
+               uint64_t serial, std::vector<Tensor>* outputs,
+               const std::vector<int64_t>& drawn = {}) {
   {
     std::lock_guard<std::mutex> lock(state->mutex);
     if (Running* r = state->still_running_locked(id, serial)) {
       // A remote worker's outputs arrive here; an in-process worker finished the closure itself.
       if (outputs) state->finish_locked(*r->closure, std::move(*outputs), nullptr, r->worker);
+      // A host runs its closures one after another, so its counts only grow; answers that
+      // arrive out of order cannot move them back.
+      auto& counts = state->workers[size_t(r->worker)].drawn;
+      for (size_t d = 0; d < drawn.size(); ++d)
+        counts[int64_t(d)] = std::max(counts[int64_t(d)], drawn[d]);
       state->take_back_locked(id);
     }
     state->changed.notify_all();
@@ -277,9 +308,11 @@ void dispatch(caf::event_based_actor* self, const std::shared_ptr<State>& state)
     }
     ps_run_step_msg msg{c->step, id, int32_t(c->attempts), c->args, service};
     self->request(target, caf::infinite, std::move(msg))
-        .then([self, state, id, serial](
-                  ps_step_done_msg& done) { on_answer(self, state, id, serial, &done.outputs); },
-              [self, state, id, serial](caf::error& e) { on_failure(self, state, id, serial, e); });
+        .then(
+            [self, state, id, serial](ps_step_done_msg& done) {
+              on_answer(self, state, id, serial, &done.outputs, done.batches_drawn);
+            },
+            [self, state, id, serial](caf::error& e) { on_failure(self, state, id, serial, e); });
   }
 }
 
@@ -368,7 +401,7 @@ ClusterCoordinatorOptions with_workers(ClusterCoordinatorOptions options,
 }  // namespace
 
 ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordinatorOptions options)
-    : state_(std::make_shared<State>()) {
+    : system_(&system), state_(std::make_shared<State>()) {
   state_->options = checked(options, {});
   state_->next_step_id = options.first_step_id;
   state_->workers.resize(size_t(options.num_workers));
@@ -380,7 +413,7 @@ ClusterCoordinator::ClusterCoordinator(caf::actor_system& system, ClusterCoordin
 ClusterCoordinator::ClusterCoordinator(caf::actor_system& system,
                                        std::vector<caf::actor> remote_workers,
                                        ClusterCoordinatorOptions options)
-    : state_(std::make_shared<State>()) {
+    : system_(&system), state_(std::make_shared<State>()) {
   state_->options = checked(with_workers(options, remote_workers), remote_workers);
   state_->next_step_id = options.first_step_id;
   state_->workers.resize(remote_workers.size());
@@ -463,6 +496,56 @@ PerWorkerDataset ClusterCoordinator::create_per_worker_dataset(PerWorkerDatasetF
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->datasets.push_back(std::move(fn));
   return PerWorkerDataset(int64_t(state_->datasets.size()) - 1);
+}
+
+std::vector<int64_t> ClusterCoordinator::batches_drawn(const PerWorkerDataset& dataset) const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  std::vector<int64_t> out;
+  for (auto& w : state_->workers) {
+    auto it = w.drawn.find(dataset.id());
+    out.push_back(it == w.drawn.end() ? 0 : it->second);
+  }
+  return out;
+}
+
+void ClusterCoordinator::set_input_positions(const PerWorkerDataset& dataset,
+                                             const std::vector<int64_t>& batches) {
+  std::vector<std::pair<int, caf::actor>> remote;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    if (batches.size() != state_->workers.size())
+      throw invalid_argument("ClusterCoordinator: " + std::to_string(batches.size()) +
+                             " input position(s) for " + std::to_string(state_->workers.size()) +
+                             " worker(s)");
+    for (size_t w = 0; w < batches.size(); ++w) {
+      if (batches[w] < 0)
+        throw invalid_argument("ClusterCoordinator: worker " + std::to_string(w) +
+                               "'s input position " + std::to_string(batches[w]) + " is negative");
+      auto& slot = state_->workers[w];
+      if (slot.drawn.count(dataset.id()))
+        throw failed_precondition("ClusterCoordinator: worker " + std::to_string(w) +
+                                  " has drawn from per-worker dataset " +
+                                  std::to_string(dataset.id()) +
+                                  " or been given its position already; input positions are set "
+                                  "once, before the first step");
+      if (slot.remote) remote.push_back({int(w), slot.actor});
+    }
+  }
+  // Each remote host answers once its dataset will start there; the counts kept here change
+  // only when every host has.
+  caf::scoped_actor self{*system_};
+  for (auto& [w, host] : remote) {
+    caf::error failure;
+    self->request(host, std::chrono::seconds(120), input_position_atom::value, dataset.id(),
+                  batches[size_t(w)])
+        .receive([](bool) {}, [&](caf::error& e) { failure = std::move(e); });
+    if (failure)
+      throw unavailable("worker " + std::to_string(w) +
+                        " was not told where its input resumes (batch " +
+                        std::to_string(batches[size_t(w)]) + "): " + to_status(failure).message());
+  }
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  for (size_t w = 0; w < batches.size(); ++w) state_->workers[w].drawn[dataset.id()] = batches[w];
 }
 
 int ClusterCoordinator::num_workers() const { return state_->options.num_workers; }

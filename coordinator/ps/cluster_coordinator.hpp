@@ -157,6 +157,19 @@ class ClusterCoordinator {
   static std::vector<std::vector<Tensor>> fetch(const std::vector<RemoteValue>& values);
   /// A dataset made on each worker by `fn(worker_index)` when a step first draws from it.
   PerWorkerDataset create_per_worker_dataset(PerWorkerDatasetFn fn);
+  /// Batches each worker's iterator over `dataset` has drawn, in worker order, its input
+  /// position included: in-process workers count their draws; a remote worker's count is the
+  /// one its last answered closure reported (a worker that died keeps the count of its last
+  /// answer: the batches of its unanswered closures were drawn again by the worker that reran
+  /// them). After join() every count is of steps that finished.
+  std::vector<int64_t> batches_drawn(const PerWorkerDataset& dataset) const;
+  /// A resumed run (before any step draws from `dataset`): worker w's iterator skips
+  /// `batches[w]` elements when it is made, and batches_drawn starts there. A remote worker is
+  /// told and answers before this returns. invalid_argument for another number of counts than
+  /// workers; failed_precondition (naming the worker) once a worker has drawn from the dataset
+  /// or been given its position;
+  /// unavailable naming a remote worker that cannot be told.
+  void set_input_positions(const PerWorkerDataset& dataset, const std::vector<int64_t>& batches);
 
   int num_workers() const;
   /// Workers not known to be gone.
@@ -173,6 +186,7 @@ class ClusterCoordinator {
   void on_worker_lost(std::function<void(int worker, int64_t closures)> fn);
 
  private:
+  caf::actor_system* system_;
   std::shared_ptr<cluster_detail::State> state_;
   caf::actor dispatcher_;
 };

@@ -41,9 +41,54 @@ std::vector<Tensor> StepHost::next(int worker, int64_t dataset) {
                                " was not created on worker " + std::to_string(worker_));
       make = datasets_[size_t(dataset)];
     }
-    it = iterators_.emplace(dataset, make(worker)).first;
+    ElementFn fresh = make(worker);
+    // A resumed run: the batches the checkpointed run drew are drawn again and dropped, so the
+    // next element is the one the checkpointed run would have drawn next.
+    const int64_t position = drawn_[dataset];
+    for (int64_t k = 0; k < position; ++k) {
+      try {
+        fresh();
+      } catch (const Error& e) {
+        if (e.code() != Code::out_of_range) throw;
+        throw out_of_range("per-worker dataset " + std::to_string(dataset) + " of worker " +
+                           std::to_string(worker_) + " ended after " + std::to_string(k) +
+                           " of the " + std::to_string(position) +
+                           " batches its resumed run skips");
+      }
+    }
+    it = iterators_.emplace(dataset, std::move(fresh)).first;
   }
-  return it->second();
+  auto element = it->second();
+  ++drawn_[dataset];
+  return element;
+}
+
+void StepHost::set_input_position(int64_t dataset, int64_t batches) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (dataset < 0 || dataset >= int64_t(datasets_.size()))
+      throw invalid_argument("per-worker dataset " + std::to_string(dataset) +
+                             " was not created on worker " + std::to_string(worker_));
+  }
+  if (batches < 0)
+    throw invalid_argument("worker " + std::to_string(worker_) + ": input position " +
+                           std::to_string(batches) + " of per-worker dataset " +
+                           std::to_string(dataset) + " is negative");
+  if (iterators_.count(dataset))
+    throw failed_precondition("worker " + std::to_string(worker_) + ": per-worker dataset " +
+                              std::to_string(dataset) +
+                              " has been drawn from already; its input position is set before "
+                              "the first step");
+  drawn_[dataset] = batches;
+}
+
+std::vector<int64_t> StepHost::batches_drawn() const {
+  std::vector<int64_t> out;
+  for (auto& d : drawn_) {
+    if (d.first >= int64_t(out.size())) out.resize(size_t(d.first) + 1, 0);
+    out[size_t(d.first)] = d.second;
+  }
+  return out;
 }
 
 std::vector<Tensor> StepHost::run(const std::string& name, uint64_t step_id, int attempt,
@@ -68,9 +113,18 @@ caf::behavior step_host_actor(caf::event_based_actor* self, std::shared_ptr<Step
   return {
       [host](ps_run_step_msg& msg) -> caf::result<ps_step_done_msg> {
         try {
-          return ps_step_done_msg{
-              msg.step_id, int32_t(host->worker()),
-              host->run(msg.step, msg.step_id, msg.attempt, msg.args, std::move(msg.service))};
+          auto outputs =
+              host->run(msg.step, msg.step_id, msg.attempt, msg.args, std::move(msg.service));
+          return ps_step_done_msg{msg.step_id, int32_t(host->worker()), std::move(outputs),
+                                  host->batches_drawn()};
+        } catch (const std::exception& e) {
+          return to_caf_error(status_of(e));
+        }
+      },
+      [host](input_position_atom, int64_t dataset, int64_t batches) -> caf::result<bool> {
+        try {
+          host->set_input_position(dataset, batches);
+          return true;
         } catch (const std::exception& e) {
           return to_caf_error(status_of(e));
         }

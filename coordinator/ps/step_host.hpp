@@ -6,8 +6,10 @@
 // ScopedStepId so every update the step sends to a ps shard carries the closure's id and is
 // applied once however often the closure is retried, and answers the outputs
 // (ps_step_done_msg). A step that throws answers its error, naming the step and this worker.
-// The host quits on stop_atom (the job is over); the coordinator sees it go (a down message)
-// when its process dies.
+// Each answer carries how many batches the host's datasets have drawn, so the coordinator can
+// checkpoint every worker's input position; a resumed run tells the host where its datasets
+// start (input_position_atom) before any step draws from them. The host quits on stop_atom (the
+// job is over); the coordinator sees it go (a down message) when its process dies.
 
 #include <cstdint>
 #include <map>
@@ -40,12 +42,21 @@ class StepHost : public StepDatasets {
                           const std::vector<Tensor>& args, caf::actor service = {});
   std::vector<Tensor> next(int worker, int64_t dataset) override;
 
+  /// A resumed run: dataset `dataset`'s iterator skips `batches` elements when it is made (its
+  /// first draw), and the counts below start there. invalid_argument for a dataset not created
+  /// or a negative count; failed_precondition once a step has drawn from the dataset.
+  void set_input_position(int64_t dataset, int64_t batches);
+  /// Batches each dataset (by id) has drawn, its input position included.
+  std::vector<int64_t> batches_drawn() const;
+
  private:
   int worker_;
   std::mutex mutex_;
   std::map<std::string, RemoteStepFn> steps_;
   std::vector<PerWorkerDatasetFn> datasets_;
-  std::map<int64_t, ElementFn> iterators_;  // touched only by the host's thread
+  // Touched only by the host's thread (the step host actor runs steps and positions in turn).
+  std::map<int64_t, ElementFn> iterators_;
+  std::map<int64_t, int64_t> drawn_;  // dataset -> batches drawn, from its input position
 };
 
 /// The actor that runs `host`'s steps for a coordinator (detached: a step blocks on the ps

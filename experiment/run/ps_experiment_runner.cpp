@@ -69,10 +69,6 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
           ") cannot resume: the tokens of earlier steps its stale gradients leave in the queue "
           "are not checkpointed");
   }
-  if (options.ps_cluster && options.resume)
-    throw unimplemented(
-        "--resume: a parameter_server run across processes (troupe launch --ps) cannot resume "
-        "yet (its workers' input positions are not checkpointed); troupe run can");
   if (options.ps_cluster && !options.timeline_path.empty())
     throw unimplemented(
         "--timeline: a parameter_server run across processes (troupe launch --ps) does not "
@@ -119,21 +115,18 @@ int64_t steps_applied_at_shards(const ParameterServerStrategy& strategy) {
 }
 
 // Every variable and slot, pulled from the shards between steps (the run joins first), and
-// the optimizer's update count, in the checkpoint format of the other strategies. The batches
-// each worker of this process drew go with it (ps_resume.hpp); across processes
-// the workers draw in their own processes and none are recorded.
-// A sync run adds where its accumulator stands (ps_resume.hpp): taken after the join, when no
-// worker holds a token, so the global step and the gradients pending describe its queue.
-std::string save(PsTrainer& trainer, const std::vector<std::atomic<int64_t>>& drawn, bool local,
-                 const std::string& dir, int64_t step, int64_t keep, int64_t iterations) {
+// the optimizer's update count, in the checkpoint format of the other strategies, with the
+// batches each worker drew (ps_resume.hpp): counted here for the workers of this process, and
+// reported with every answered step by the workers of other processes (ClusterCoordinator::
+// batches_drawn). After the join every step counted is applied, and every step applied counted.
+std::string save(PsTrainer& trainer, const std::vector<int64_t>& drawn, const std::string& dir,
+                 int64_t step, int64_t keep, int64_t iterations) {
   auto tensors = ps_checkpoint_tensors(trainer);
   tensors["optimizer/iterations"] = Tensor::from_scalar<int64_t>(iterations);
   std::map<std::string, std::string> blobs;
-  if (local) {
-    std::vector<int64_t> counts;
-    for (auto& d : drawn) counts.push_back(d.load());
-    blobs["ps_worker_batches"] = format_worker_batches(counts);
-  }
+  blobs["ps_worker_batches"] = format_worker_batches(drawn);
+  // A sync run adds where its accumulator stands: taken after the join, when no worker holds
+  // a token, so the global step and the gradients pending describe its queue.
   if (const SyncReplicas* sync = trainer.sync()) {
     const SyncReplicasStats stats = sync->stats();
     blobs["ps_sync"] = format_sync_state({stats.global_step, stats.accepted});
@@ -275,6 +268,9 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   PsTrainingOptions training = make_ps_training_options(spec);
   PsTrainer trainer(strategy, coordinator, model, make_optimizer_config(e.optimizer()), training);
   int64_t step = 0;
+  // Across processes the shards count the updates of this run (fresh shards, step ids from 1):
+  // a resumed run adds them to the checkpoint's count.
+  int64_t restored_iterations = 0;
   if (options.resume) {
     auto latest = checkpoint::latest_checkpoint(summary.run_dir);
     if (!latest)
@@ -282,12 +278,13 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     auto ckpt = checkpoint::read_checkpoint(*latest);
     if (!ckpt.blobs.count("ps_worker_batches"))
       throw not_found("checkpoint '" + *latest +
-                      "' has no 'ps_worker_batches' (not written by troupe run of a "
-                      "parameter_server experiment?)");
+                      "' has no 'ps_worker_batches' (not written by a parameter_server "
+                      "run?)");
     skip = parse_worker_batches(ckpt.blobs.at("ps_worker_batches"), size_t(workers), *latest);
     const std::optional<PsSyncState> sync_state = check_sync_checkpoint(trainer, ckpt, *latest);
     restore_ps_checkpoint(trainer, ckpt.tensors, *latest);
     if (sync_state) trainer.sync()->restore(sync_state->global_step);
+    restored_iterations = trainer.updates_applied();
     step = ckpt.step;
     const int64_t reached = last_logged_step(summary.run_dir);
     std::fprintf(options.out,
@@ -319,10 +316,22 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
       return element;
     });
   });
+  // Each worker process resumes its own dataset where the checkpoint says (it is told, not
+  // the run directory: across hosts it cannot read it). A worker that died in the run that
+  // wrote the checkpoint restarts at its last answered step's count.
+  if (cluster && options.resume) coordinator.set_input_positions(data, skip);
+  // Batches drawn by each worker, for a checkpoint.
+  auto batches_drawn = [&] {
+    if (cluster) return coordinator.batches_drawn(data);
+    std::vector<int64_t> counts;
+    for (auto& d : drawn) counts.push_back(d.load());
+    return counts;
+  };
   // Updates applied so far: the trainer's count in process; across processes the workers apply
   // them, so the shards are asked.
   auto iterations = [&] {
-    return cluster ? steps_applied_at_shards(strategy) : trainer.updates_applied();
+    return cluster ? restored_iterations + steps_applied_at_shards(strategy)
+                   : trainer.updates_applied();
   };
 
   std::shared_ptr<Timeline> timeline;
@@ -372,13 +381,13 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     }
     if (checkpoint_every > 0 && step % checkpoint_every == 0 && step != total)
       summary.checkpoint =
-          save(trainer, drawn, !cluster, summary.run_dir, step, e.train().keep(), iterations());
+          save(trainer, batches_drawn(), summary.run_dir, step, e.train().keep(), iterations());
   }
   progress.finish();
   // At the end, and when stopped: nothing trained is lost.
   const int64_t applied = iterations();
   summary.checkpoint =
-      save(trainer, drawn, !cluster, summary.run_dir, step, e.train().keep(), applied);
+      save(trainer, batches_drawn(), summary.run_dir, step, e.train().keep(), applied);
   events.close();
   const double elapsed =
       std::max(std::chrono::duration<double>(Clock::now() - run_start).count(), 1e-9);

@@ -184,11 +184,16 @@ TEST_F(PsTraining, AStepNeedsADatasetOfThisCoordinator) {
   ParameterServerStrategy s(*sys_, ps);
   ClusterCoordinator c(*sys_, {1, 1, 1});
   PsTrainer trainer(s, c, model(), {});
-  RemoteValue bad = c.schedule("train_step", {Tensor::from_vector<int64_t>({1}, {7})});
+  RemoteValue bad = c.schedule(
+      "train_step", {Tensor::from_vector<int64_t>({1}, {7}), Tensor::from_scalar<int64_t>(0)});
   EXPECT_EQ(error_of([&] { c.join(); }),
             "per-worker dataset 7 was not created by this coordinator");
   c.schedule("train_step", {});
-  EXPECT_EQ(error_of([&] { c.join(); }), "step 'train_step' takes one per-worker dataset id");
+  EXPECT_EQ(error_of([&] { c.join(); }),
+            "step 'train_step' takes a per-worker dataset id and the run's first update count");
+  c.schedule("train_step", {Tensor::from_vector<int64_t>({1}, {0})});
+  EXPECT_EQ(error_of([&] { c.join(); }),
+            "step 'train_step' takes a per-worker dataset id and the run's first update count");
 }
 
 TEST_F(PsTraining, ModeAndSyncSettingsAreChecked) {
