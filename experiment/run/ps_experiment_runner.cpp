@@ -55,10 +55,6 @@ void refuse_unsupported(const proto::Experiment& e, const RunOptions& options) {
                              std::to_string(cluster->workers.size()) + " worker(s)");
   }
   if (options.resume && ps.mode() == "sync") {
-    if (options.ps_cluster)
-      throw unimplemented(
-          "--resume: a sync parameter_server run across processes (troupe launch --ps) cannot "
-          "resume yet; troupe run can");
     const int64_t r = ps.replicas_to_aggregate() > 0 ? ps.replicas_to_aggregate() : ps.workers();
     if (ps.total_num_replicas() > r)
       throw unimplemented(

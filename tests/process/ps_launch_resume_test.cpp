@@ -66,12 +66,13 @@ class PsLaunchResume : public ::testing::Test {
   // An async run of 100000 steps (a launch is stopped by a kill, or given --steps), logging every
   // 10 steps and checkpointing every 20, into run_dir().
   std::string write_experiment(int workers, const std::string& name = "ps.yaml",
-                               const std::string& optimizer = "adagrad, learning_rate: 0.5") {
+                               const std::string& optimizer = "adagrad, learning_rate: 0.5",
+                               const std::string& mode = "async") {
     const std::string path = (dir_ / name).string();
     std::ofstream(path)
         << "name: ps-launch-resume\nseed: 1\n"
         << "strategy: {kind: parameter_server, num_ps: 2, workers: " << workers
-        << ", partitioner: {kind: fixed, num_shards: 2}}\n"
+        << ", partitioner: {kind: fixed, num_shards: 2}, mode: " << mode << "}\n"
         << "model: {kind: embedding, num_users: 30, num_items: 20, embedding_dim: 4}\n"
         << "data: {kind: tfrecord, files: [" << (dir_ / "ratings-0.tfrecord").string() << ", "
         << (dir_ / "ratings-1.tfrecord").string()
@@ -258,6 +259,44 @@ TEST_F(PsLaunchResume, OneWorkerAdamKilledAndResumedEndsBitwiseEqualToAnUninterr
   }
   EXPECT_EQ(a.blobs.at("ps_worker_batches"), std::to_string(total));
   EXPECT_EQ(b.blobs.at("ps_worker_batches"), std::to_string(total));
+}
+
+// Sync (replicas_to_aggregate = workers): the token queue lives with the coordinator, and a
+// checkpoint is taken after the join at a global-step boundary (no gradient pending), so the
+// resumed coordinator restarts the queue at the checkpoint's global step while each worker
+// process's input continues where the checkpoint recorded it.
+TEST_F(PsLaunchResume, ASyncRunKilledWithReplicationOneResumesAtItsGlobalStep) {
+  const std::string file = write_experiment(2, "sync.yaml", "adagrad, learning_rate: 0.5", "sync");
+  launch_and_kill_a_ps(file, 2);
+  if (HasFatalFailure()) return;
+  auto latest = checkpoint::latest_checkpoint(run_dir());
+  ASSERT_TRUE(latest);
+  const auto before = checkpoint::read_checkpoint(*latest);
+  ASSERT_GE(before.step, 20);
+  EXPECT_EQ(before.blobs.at("ps_sync"), std::to_string(before.step) + ",0");
+  EXPECT_EQ(before.tensors.at("optimizer/iterations").scalar<int64_t>(), before.step);
+  const int64_t reached = last_logged_step();
+
+  const int64_t total = before.step + 170;
+  int code = -1;
+  const std::string out = resume(file, 2, total, &code);
+  ASSERT_EQ(code, 0) << out;
+  const auto [step, lost] = resumed_line(out, run_dir());
+  EXPECT_EQ(step, before.step) << out;
+  EXPECT_EQ(lost, reached - before.step) << out;
+  EXPECT_TRUE(
+      contains(out, "sync: the token queue restarts at global step " + std::to_string(before.step)))
+      << out;
+  EXPECT_TRUE(contains(out, "[worker:0] finished at step " + std::to_string(total))) << out;
+  EXPECT_TRUE(contains(out, "mode sync (global step " + std::to_string(total) + ")")) << out;
+  const double loss = final_loss(out);
+  EXPECT_GE(loss, 0) << out;
+  EXPECT_LT(loss, 0.05) << out;
+  const auto after = checkpoint::read_checkpoint(*checkpoint::latest_checkpoint(run_dir()));
+  EXPECT_EQ(after.step, total);
+  EXPECT_EQ(after.blobs.at("ps_sync"), std::to_string(total) + ",0");
+  EXPECT_EQ(after.tensors.at("optimizer/iterations").scalar<int64_t>(), total);
+  EXPECT_EQ(worker_batches(after), (std::pair<int64_t, size_t>{2 * total, 2}));
 }
 
 TEST_F(PsLaunchResume, ResumeWithAnotherWorkerCountIsRefusedBeforeAnythingTrains) {

@@ -187,7 +187,7 @@ TEST_F(PsSyncResume, ACheckpointOfTheOtherModeIsRefusedNamingIt) {
   EXPECT_EQ(checkpoint::latest_checkpoint(dir + "/async").value_or(""), a.checkpoint);
 }
 
-TEST_F(PsSyncResume, BackupWorkersAndRunsAcrossProcessesAreRefusedByName) {
+TEST_F(PsSyncResume, BackupWorkersAreRefusedByName) {
   auto backups =
       experiment(data, 2, ", mode: sync, replicas_to_aggregate: 1, total_num_replicas: 2");
   EXPECT_EQ(error_of([&] { resume(runtime, backups, dir + "/backups"); }),
@@ -195,26 +195,6 @@ TEST_F(PsSyncResume, BackupWorkersAndRunsAcrossProcessesAreRefusedByName) {
             "(strategy.total_num_replicas 2 above replicas_to_aggregate 1) cannot resume: the "
             "tokens of earlier steps its stale gradients leave in the queue are not "
             "checkpointed");
-  // Across processes: the cluster's handles are only checked for their count before the
-  // refusal.
-  auto kernels = std::make_shared<const KernelRegistry>(make_cpu_registry());
-  std::vector<caf::actor> shards{spawn_ps_shard(runtime.system(), {"ps:0", kernels}),
-                                 spawn_ps_shard(runtime.system(), {"ps:1", kernels})};
-  auto cluster = std::make_shared<PsRemoteCluster>();
-  cluster->shards = shards;
-  cluster->workers = shards;
-  RunOptions o;
-  o.run_dir = dir + "/cluster";
-  o.resume = true;
-  o.out = stderr;
-  o.ps_cluster = cluster;
-  EXPECT_EQ(error_of([&] {
-              run_ps_experiment(runtime.system(),
-                                experiment(data, 2, ", mode: sync, replicas_to_aggregate: 2"), o);
-            }),
-            "--resume: a sync parameter_server run across processes (troupe launch --ps) cannot "
-            "resume yet; troupe run can");
-  for (auto& shard : shards) caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
 }
 
 }  // namespace
