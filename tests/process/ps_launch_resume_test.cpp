@@ -22,6 +22,7 @@
 #include "core/data/tfrecord.hpp"
 #include "experiment/checkpoint/checkpoint.hpp"
 #include "tests/process/child_process.hpp"
+#include "tests/process/ps_ratings_launch.hpp"
 
 namespace troupe::testing {
 namespace {
@@ -29,39 +30,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class PsLaunchResume : public ::testing::Test {
+class PsLaunchResume : public PsRatingsLaunchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("troupe_ps_launch_resume_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    write_ratings();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // 4000 ratings of 30 users x 20 items by hidden rank-2 factors, in two TFRecord files.
-  void write_ratings() {
-    std::mt19937 rng(11);
-    std::uniform_real_distribution<float> x(-1.f, 1.f);
-    std::vector<float> users(60), items(40);
-    for (auto& v : users) v = x(rng);
-    for (auto& v : items) v = x(rng);
-    data::TFRecordWriter even((dir_ / "ratings-0.tfrecord").string());
-    data::TFRecordWriter odd((dir_ / "ratings-1.tfrecord").string());
-    for (int n = 0; n < 4000; ++n) {
-      int64_t u = int64_t(rng() % 30), i = int64_t(rng() % 20);
-      data::Example example;
-      example["ids"] = data::Feature::of_int64s({u, i});
-      example["rating"] =
-          data::Feature::of_floats({users[size_t(2 * u)] * items[size_t(2 * i)] +
-                                    users[size_t(2 * u + 1)] * items[size_t(2 * i + 1)]});
-      (n % 2 ? odd : even).write(data::encode_example(example));
-    }
-    even.close();
-    odd.close();
-  }
+  PsLaunchResume() : PsRatingsLaunchTest("troupe_ps_launch_resume_") {}
 
   // An async run of 100000 steps (a launch is stopped by a kill, or given --steps), logging every
   // 10 steps and checkpointing every 20, into run_dir().
@@ -74,36 +45,10 @@ class PsLaunchResume : public ::testing::Test {
         << "strategy: {kind: parameter_server, num_ps: 2, workers: " << workers
         << ", partitioner: {kind: fixed, num_shards: 2}, mode: " << mode << "}\n"
         << "model: {kind: embedding, num_users: 30, num_items: 20, embedding_dim: 4}\n"
-        << "data: {kind: tfrecord, files: [" << (dir_ / "ratings-0.tfrecord").string() << ", "
-        << (dir_ / "ratings-1.tfrecord").string()
-        << "], features: {ids: {dtype: int64, shape: [2]}, rating: {dtype: float32}}, "
-           "label: rating, global_batch: 64, shuffle: true}\n"
-        << "optimizer: {kind: " << optimizer << "}\n"
+        << ratings_data() << "optimizer: {kind: " << optimizer << "}\n"
         << "train: {steps: 100000, log_every: 10, checkpoint_every: 20, checkpoint_dir: "
         << run_dir() << "}\n";
     return path;
-  }
-
-  std::string run_dir() const { return (dir_ / "run").string(); }
-
-  static std::string finish(TroupeProcess& p, std::string text, int* code) {
-    while (auto line = p.read_line(300s)) text += *line + "\n";
-    *code = p.wait(60s).value_or(-1);
-    return text + p.out() + "\n--- stderr ---\n" + p.err();
-  }
-
-  // Reads the launch's lines until `until` returns true; the pid of every task started so far
-  // is in `pids` by task name ("/job:ps/task:0").
-  static void read_until(TroupeProcess& launch, std::string& text, std::map<std::string, int>& pids,
-                         const std::function<bool()>& until) {
-    const std::regex started(R"(started (/job:\w+/task:\d+) \(pid (\d+)\))");
-    while (!until()) {
-      auto line = launch.read_line(std::chrono::seconds(240));
-      ASSERT_TRUE(line) << text << launch.err();
-      text += *line + "\n";
-      std::smatch m;
-      if (std::regex_search(*line, m, started)) pids[m[1]] = std::stoi(m[2]);
-    }
   }
 
   // Launches FILE with W workers until step 30 is logged (the checkpoint of step 20 is
@@ -181,8 +126,6 @@ class PsLaunchResume : public ::testing::Test {
         last = std::max<int64_t>(last, std::stoll(line));
     return last;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(PsLaunchResume, APsKilledWithReplicationOneFailsNamingItThenResumeCompletesTheRun) {
