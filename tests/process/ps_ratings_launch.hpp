@@ -9,12 +9,11 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <random>
 #include <regex>
 #include <string>
 
-#include "core/data/example_proto.hpp"
 #include "core/data/tfrecord.hpp"
+#include "tests/common/hidden_factor_ratings.hpp"
 #include "tests/process/child_process.hpp"
 
 namespace troupe::testing {
@@ -85,22 +84,10 @@ class PsRatingsLaunchTest : public ::testing::Test {
 
  private:
   void write_ratings() {
-    std::mt19937 rng(11);
-    std::uniform_real_distribution<float> x(-1.f, 1.f);
-    std::vector<float> users(60), items(40);
-    for (auto& v : users) v = x(rng);
-    for (auto& v : items) v = x(rng);
     data::TFRecordWriter even((dir_ / "ratings-0.tfrecord").string());
     data::TFRecordWriter odd((dir_ / "ratings-1.tfrecord").string());
-    for (int n = 0; n < 4000; ++n) {
-      int64_t u = int64_t(rng() % 30), i = int64_t(rng() % 20);
-      data::Example example;
-      example["ids"] = data::Feature::of_int64s({u, i});
-      example["rating"] =
-          data::Feature::of_floats({users[size_t(2 * u)] * items[size_t(2 * i)] +
-                                    users[size_t(2 * u + 1)] * items[size_t(2 * i + 1)]});
-      (n % 2 ? odd : even).write(data::encode_example(example));
-    }
+    hidden_factor_ratings(
+        [&](int n, const std::string& record) { (n % 2 ? odd : even).write(record); });
     even.close();
     odd.close();
   }

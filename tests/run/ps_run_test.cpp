@@ -17,6 +17,7 @@
 #include "experiment/run/ps_worker_host.hpp"
 #include "kernels/registry.hpp"
 #include "tests/common/error_of.hpp"
+#include "tests/common/hidden_factor_ratings.hpp"
 #include "tests/run/run_test_util.hpp"
 
 using namespace troupe;
@@ -28,22 +29,9 @@ namespace {
 // 4000 ratings of 30 users x 20 items by hidden rank-2 factors, in one TFRecord file.
 std::string write_ratings(const std::string& dir) {
   fs::create_directories(dir);
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> x(-1.f, 1.f);
-  std::vector<float> users(60), items(40);
-  for (auto& v : users) v = x(rng);
-  for (auto& v : items) v = x(rng);
   const std::string path = dir + "/ratings.tfrecord";
   data::TFRecordWriter writer(path);
-  for (int n = 0; n < 4000; ++n) {
-    int64_t u = int64_t(rng() % 30), i = int64_t(rng() % 20);
-    data::Example example;
-    example["ids"] = data::Feature::of_int64s({u, i});
-    example["rating"] =
-        data::Feature::of_floats({users[size_t(2 * u)] * items[size_t(2 * i)] +
-                                  users[size_t(2 * u + 1)] * items[size_t(2 * i + 1)]});
-    writer.write(data::encode_example(example));
-  }
+  hidden_factor_ratings([&](int, const std::string& record) { writer.write(record); });
   writer.close();
   return path;
 }
