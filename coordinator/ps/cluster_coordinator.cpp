@@ -16,6 +16,20 @@
 #include "messages/ps_step_messages.hpp"
 
 namespace troupe {
+
+void skip_drawn_batches(const ElementFn& next, int64_t dataset, int worker, int64_t position) {
+  for (int64_t k = 0; k < position; ++k) {
+    try {
+      next();
+    } catch (const Error& e) {
+      if (e.code() != Code::out_of_range) throw;
+      throw out_of_range("per-worker dataset " + std::to_string(dataset) + " of worker " +
+                         std::to_string(worker) + " ended after " + std::to_string(k) + " of the " +
+                         std::to_string(position) + " batches its resumed run skips");
+    }
+  }
+}
+
 namespace {
 
 using run_closure_atom = caf::atom_constant<caf::atom("runclosur")>;
@@ -166,16 +180,7 @@ struct State : StepDatasets {
         std::lock_guard<std::mutex> lock(mutex);
         position = slot.drawn[dataset];
       }
-      for (int64_t k = 0; k < position; ++k) {
-        try {
-          fresh();
-        } catch (const Error& e) {
-          if (e.code() != Code::out_of_range) throw;
-          throw out_of_range("per-worker dataset " + std::to_string(dataset) + " of worker " +
-                             std::to_string(w) + " ended after " + std::to_string(k) + " of the " +
-                             std::to_string(position) + " batches its resumed run skips");
-        }
-      }
+      skip_drawn_batches(fresh, dataset, w, position);
       it = slot.iterators.emplace(dataset, std::move(fresh)).first;
     }
     auto element = it->second();

@@ -93,6 +93,11 @@ using ElementFn = std::function<std::vector<Tensor>()>;
 /// Makes worker `worker`'s iterator.
 using PerWorkerDatasetFn = std::function<ElementFn(int worker)>;
 
+/// A resumed run's dataset: draws and drops the `position` batches the checkpointed run drew, so
+/// `next`'s following element is the one that run would have drawn next. A dataset that ends
+/// first fails naming the dataset, the worker and how far it got (out_of_range).
+void skip_drawn_batches(const ElementFn& next, int64_t dataset, int worker, int64_t position);
+
 /// The result of a scheduled closure (TF's RemoteValue).
 class RemoteValue {
  public:

@@ -45,17 +45,7 @@ std::vector<Tensor> StepHost::next(int worker, int64_t dataset) {
     // A resumed run: the batches the checkpointed run drew are drawn again and dropped, so the
     // next element is the one the checkpointed run would have drawn next.
     const int64_t position = drawn_[dataset];
-    for (int64_t k = 0; k < position; ++k) {
-      try {
-        fresh();
-      } catch (const Error& e) {
-        if (e.code() != Code::out_of_range) throw;
-        throw out_of_range("per-worker dataset " + std::to_string(dataset) + " of worker " +
-                           std::to_string(worker_) + " ended after " + std::to_string(k) +
-                           " of the " + std::to_string(position) +
-                           " batches its resumed run skips");
-      }
-    }
+    skip_drawn_batches(fresh, dataset, worker_, position);
     it = iterators_.emplace(dataset, std::move(fresh)).first;
   }
   auto element = it->second();
