@@ -244,7 +244,8 @@ uint64_t ShmRendezvous::post(int rank, const void* data, size_t bytes,
         [&](int r) { return state(r).released.load(std::memory_order_acquire) < previous; }, call,
         "release call " + std::to_string(previous), timeout, stop);
   }
-  std::memcpy(slot(call, rank), data, bytes);
+  // An empty value still takes part (every rank makes the same calls); its data may be null.
+  if (bytes > 0) std::memcpy(slot(call, rank), data, bytes);
   RankState& mine = state(rank);
   mine.bytes[call % depth_calls].store(bytes, std::memory_order_relaxed);
   mine.announced.store(call, std::memory_order_release);

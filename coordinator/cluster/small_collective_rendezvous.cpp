@@ -118,10 +118,11 @@ Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tens
     // slot (the same bytes, one read of shared memory less).
     slots[size_t(rank)] = mine + at;
     const auto count = int64_t(bytes / element);
-    if (slots.size() == 1)
-      std::memcpy(out + at, slots[0], bytes);
-    else
+    if (slots.size() == 1) {
+      if (bytes > 0) std::memcpy(out + at, slots[0], bytes);
+    } else {
       host_add_into(out + at, slots[0], slots[1], value.dtype(), count);
+    }
     for (size_t r = 2; r < slots.size(); ++r)
       host_accumulate(out + at, slots[r], value.dtype(), count);
     rendezvous.release(rank, calls[i]);

@@ -48,7 +48,7 @@ Tensor expected_sum(int ranks, int64_t count, DType dtype) {
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.byte_size() == b.byte_size() &&
-         std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
+         (a.byte_size() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0);
 }
 
 // Runs `ranks` ranks (rank 0 here, the others forked) summing `count` elements through `depth`
