@@ -17,19 +17,6 @@
 
 namespace troupe {
 
-void skip_drawn_batches(const ElementFn& next, int64_t dataset, int worker, int64_t position) {
-  for (int64_t k = 0; k < position; ++k) {
-    try {
-      next();
-    } catch (const Error& e) {
-      if (e.code() != Code::out_of_range) throw;
-      throw out_of_range("per-worker dataset " + std::to_string(dataset) + " of worker " +
-                         std::to_string(worker) + " ended after " + std::to_string(k) + " of the " +
-                         std::to_string(position) + " batches its resumed run skips");
-    }
-  }
-}
-
 namespace {
 
 using run_closure_atom = caf::atom_constant<caf::atom("runclosur")>;

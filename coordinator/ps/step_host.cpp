@@ -10,6 +10,21 @@
 
 namespace troupe {
 
+// Declared with ElementFn in cluster_coordinator.hpp: the coordinator's in-process workers and a
+// worker process's step host both resume their datasets with it.
+void skip_drawn_batches(const ElementFn& next, int64_t dataset, int worker, int64_t position) {
+  for (int64_t k = 0; k < position; ++k) {
+    try {
+      next();
+    } catch (const Error& e) {
+      if (e.code() != Code::out_of_range) throw;
+      throw out_of_range("per-worker dataset " + std::to_string(dataset) + " of worker " +
+                         std::to_string(worker) + " ended after " + std::to_string(k) + " of the " +
+                         std::to_string(position) + " batches its resumed run skips");
+    }
+  }
+}
+
 StepHost::StepHost(int worker) : worker_(worker) {
   if (worker < 0)
     throw invalid_argument("StepHost: the worker index must be >= 0, got " +
