@@ -49,7 +49,10 @@ class BatchIterator : public IteratorBase {
             (input_cardinality >= 0 || double(capacity_) * double(row_bytes) <= kMaxFilledBytes);
   }
   std::optional<Element> next() override {
-    if (fill_ && in_->fills_rows()) return fill_batch();
+    if (fill_ && in_->fills_rows()) {
+      if (auto view = in_->view_next(n_)) return view;  // rows the source keeps: no copy
+      return fill_batch();
+    }
     std::vector<Element> rows;
     while (int64_t(rows.size()) < n_) {
       auto e = in_->next();

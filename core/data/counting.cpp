@@ -62,6 +62,17 @@ class RepeatIterator : public IteratorBase {
     in_.reset();
     return false;
   }
+  // Within one epoch only: a batch across an epoch's end is filled (fill_next starts the next).
+  std::optional<Element> view_next(int64_t n) override {
+    if (in_ && in_->exhausted() && produced_in_epoch_) {  // what next() does at an epoch's end
+      ++epoch_;
+      start_epoch();
+    }
+    if (!in_) return std::nullopt;
+    auto batch = in_->view_next(n);
+    if (batch) produced_in_epoch_ = true;
+    return batch;
+  }
   void save(StateWriter& w) const override {
     w.tag("repeat");
     w.i64(epoch_);
@@ -190,6 +201,15 @@ class CountIterator : public IteratorBase {
     if (n_ >= 0 && pos_ >= n_) return false;
     ++pos_;
     return in_->fill_next(dst);
+  }
+  bool exhausted() const override {
+    return kind_ == CountKind::take && ((n_ >= 0 && pos_ >= n_) || in_->exhausted());
+  }
+  std::optional<Element> view_next(int64_t n) override {
+    if (kind_ != CountKind::take || (n_ >= 0 && pos_ + n > n_)) return std::nullopt;
+    auto batch = in_->view_next(n);
+    if (batch) pos_ += n;
+    return batch;
   }
   void save(StateWriter& w) const override {
     w.tag(name_);

@@ -19,6 +19,8 @@ bool IteratorBase::fill_next(const RowDestination&) {
   throw unimplemented("this dataset stage cannot write elements into batch rows");
 }
 
+std::optional<Element> IteratorBase::view_next(int64_t) { return std::nullopt; }
+
 NodePtr DatasetNode::with_inputs(std::vector<NodePtr> inputs) const {
   throw unimplemented("dataset stage '" + name() + "' cannot be rebuilt over new inputs");
 }

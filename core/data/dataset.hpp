@@ -52,6 +52,15 @@ class IteratorBase {
   /// The next element written into `dst` (only called when fills_rows()); false at end of
   /// sequence. Exactly the bytes next() would have produced.
   virtual bool fill_next(const RowDestination& dst);
+  /// The next n elements as one batch whose tensors view memory the source already holds (a
+  /// materialised cache: no copy), when it can give exactly n such rows; otherwise nullopt with
+  /// the position unchanged, and the caller fills the batch row by row instead. Only called
+  /// when fills_rows(); stages that pass elements through unchanged forward it.
+  virtual std::optional<Element> view_next(int64_t n);
+  /// True when next() would certainly return nullopt, known without producing anything (a
+  /// source at its cardinality); false when unknown. repeat() uses it to start the next epoch
+  /// before asking it for views.
+  virtual bool exhausted() const { return false; }
   /// Writes this stage's position (tag first) and then its inputs'.
   virtual void save(StateWriter& w) const = 0;
   /// Reads what save() wrote into a freshly made iterator of the same node.

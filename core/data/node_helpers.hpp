@@ -43,13 +43,16 @@ class IndexedSourceNode : public DatasetNode {
   using ElementAt = std::function<std::optional<Element>(int64_t)>;
   /// Writes element i (i < cardinality) into `dst`, the same bytes `at` gives.
   using FillAt = std::function<void(int64_t, const RowDestination&)>;
+  /// Elements [begin, begin + n) as one batch of views (IteratorBase::view_next), or nullopt.
+  using ViewAt = std::function<std::optional<Element>(int64_t begin, int64_t n)>;
   IndexedSourceNode(std::string name, ElementSpec spec, int64_t cardinality, ElementAt at,
-                    FillAt fill = nullptr)
+                    FillAt fill = nullptr, ViewAt view = nullptr)
       : name_(std::move(name)),
         spec_(std::move(spec)),
         cardinality_(cardinality),
         at_(std::move(at)),
-        fill_(std::move(fill)) {}
+        fill_(std::move(fill)),
+        view_(std::move(view)) {}
   std::string name() const override { return name_; }
   ElementSpec element_spec() const override { return spec_; }
   int64_t cardinality() const override { return cardinality_; }
@@ -62,6 +65,7 @@ class IndexedSourceNode : public DatasetNode {
   int64_t cardinality_;
   ElementAt at_;
   FillAt fill_;  ///< optional: only sources with a known cardinality and fixed shapes have one
+  ViewAt view_;  ///< optional: only sources that keep their rows (a materialised cache)
 };
 
 }  // namespace troupe::data

@@ -7,10 +7,11 @@ namespace {
 class IndexedIterator : public IteratorBase {
  public:
   IndexedIterator(std::string name, IndexedSourceNode::ElementAt at, IndexedSourceNode::FillAt fill,
-                  int64_t cardinality)
+                  IndexedSourceNode::ViewAt view, int64_t cardinality)
       : name_(std::move(name)),
         at_(std::move(at)),
         fill_(std::move(fill)),
+        view_(std::move(view)),
         cardinality_(cardinality) {}
   std::optional<Element> next() override {
     if (done_ || (cardinality_ >= 0 && index_ >= cardinality_)) return std::nullopt;
@@ -29,6 +30,13 @@ class IndexedIterator : public IteratorBase {
     ++index_;
     return true;
   }
+  bool exhausted() const override { return done_ || (cardinality_ >= 0 && index_ >= cardinality_); }
+  std::optional<Element> view_next(int64_t n) override {
+    if (!view_ || done_ || n <= 0 || index_ + n > cardinality_) return std::nullopt;
+    auto batch = view_(index_, n);
+    if (batch) index_ += n;
+    return batch;
+  }
   void save(StateWriter& w) const override {
     w.tag(name_);
     w.i64(index_);
@@ -45,6 +53,7 @@ class IndexedIterator : public IteratorBase {
   std::string name_;
   IndexedSourceNode::ElementAt at_;
   IndexedSourceNode::FillAt fill_;
+  IndexedSourceNode::ViewAt view_;
   int64_t cardinality_;
   int64_t index_ = 0;
   bool done_ = false;
@@ -53,7 +62,7 @@ class IndexedIterator : public IteratorBase {
 }  // namespace
 
 std::unique_ptr<IteratorBase> IndexedSourceNode::make_iterator(const IteratorContext&) const {
-  return std::make_unique<IndexedIterator>(name_, at_, fill_, cardinality_);
+  return std::make_unique<IndexedIterator>(name_, at_, fill_, view_, cardinality_);
 }
 
 Dataset Dataset::from_tensor_slices(std::vector<Tensor> tensors) {

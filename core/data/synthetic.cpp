@@ -1,5 +1,8 @@
 #include "core/data/synthetic.hpp"
 
+#include <algorithm>
+#include <thread>
+
 #include "core/data/node_helpers.hpp"
 #include "core/data/row_cache.hpp"
 #include "core/random.hpp"
@@ -28,20 +31,33 @@ size_t spec_bytes(const TensorSpec& spec) {
   return size_t(Shape(spec.dims).num_elements()) * dtype_size(spec.dtype);
 }
 
-// The row fill of a source whose rows are computed by `compute`, through a cache of the first
-// epoch when all rows fit in `budget` bytes.
+// How a source whose rows are computed by `compute` fills and views batch rows.
+struct RowAccess {
+  IndexedSourceNode::FillAt fill;
+  IndexedSourceNode::ViewAt view;  ///< null without a cache
+};
+
+// Through a cache of the first epoch when all rows fit in `budget` bytes. The first batch asked
+// for as views materialises every row at once, on all cores; from then on batches of
+// consecutive rows are views of the cache (an unshuffled, unsharded pipeline copies nothing).
+// Sharded or shuffled pipelines never ask for views and fill the cache row by row as they go.
 template <class Compute>
-IndexedSourceNode::FillAt cached_fill(const ElementSpec& spec, int64_t rows, int64_t budget,
-                                      Compute compute) {
+RowAccess cached_rows(const ElementSpec& spec, int64_t rows, int64_t budget, Compute compute) {
   std::vector<size_t> component_bytes;
   for (const auto& c : spec) component_bytes.push_back(spec_bytes(c));
-  if (budget == 0 || RowCache::bytes_needed(rows, component_bytes) > size_t(budget)) return compute;
+  if (budget == 0 || RowCache::bytes_needed(rows, component_bytes) > size_t(budget))
+    return {compute, nullptr};
   auto cache = std::make_shared<RowCache>(rows, std::move(component_bytes));
-  return [cache, compute](int64_t i, const RowDestination& dst) {
+  auto fill = [cache, compute](int64_t i, const RowDestination& dst) {
     if (cache->read(i, dst)) return;
     compute(i, dst);
     cache->store(i, dst);
   };
+  auto view = [cache, compute, spec](int64_t begin, int64_t n) {
+    cache->materialize(compute, int(std::max(1u, std::thread::hardware_concurrency())));
+    return cache->view_rows(begin, n, spec);
+  };
+  return {fill, view};
 }
 
 }  // namespace
@@ -84,9 +100,9 @@ Dataset synthetic_classification(const ClassificationOptions& o) {
     return e;
   };
   ElementSpec spec{{DType::float32, {o.num_features}}, {o.label_dtype, {}}};
-  return Dataset(std::make_shared<IndexedSourceNode>(
-      "synthetic_classification", spec, o.num_examples, at,
-      cached_fill(spec, o.num_examples, o.cache_bytes, compute)));
+  RowAccess rows = cached_rows(spec, o.num_examples, o.cache_bytes, compute);
+  return Dataset(std::make_shared<IndexedSourceNode>("synthetic_classification", spec,
+                                                     o.num_examples, at, rows.fill, rows.view));
 }
 
 RegressionTruth synthetic_regression_truth(const RegressionOptions& o) {
@@ -135,9 +151,9 @@ Dataset synthetic_regression(const RegressionOptions& o) {
     return e;
   };
   ElementSpec spec{{DType::float32, {o.num_features}}, {DType::float32, {o.num_targets}}};
-  return Dataset(std::make_shared<IndexedSourceNode>(
-      "synthetic_regression", spec, o.num_examples, at,
-      cached_fill(spec, o.num_examples, o.cache_bytes, compute)));
+  RowAccess rows = cached_rows(spec, o.num_examples, o.cache_bytes, compute);
+  return Dataset(std::make_shared<IndexedSourceNode>("synthetic_regression", spec, o.num_examples,
+                                                     at, rows.fill, rows.view));
 }
 
 }  // namespace troupe::data

@@ -20,6 +20,8 @@ struct ClassificationOptions {
   DType label_dtype = DType::int64;  ///< int32 or int64
   /// Keep the examples batch() computed, to copy them on later repeats, when all of them fit in
   /// this many bytes (num_examples x (4 x num_features + label bytes)); 0 never keeps any.
+  /// With a cache, a batch() straight over the source (through repeat and take only) computes
+  /// every example once, on all cores, and hands out its batches as views of the cache.
   int64_t cache_bytes = 0;
 };
 

@@ -1,11 +1,8 @@
 // batch() over synthetic data writes examples straight into the batch's rows, and keeps the
 // first epoch for the repeats when asked: the batches must be the bytes the element-by-element
 // path (one tensor per example, stacked) gives, for every seed, shape, label type and epoch.
-#include <thread>
-
 #include "core/data/file_sources.hpp"
 #include "core/data/map_rows.hpp"
-#include "core/data/row_cache.hpp"
 #include "core/data/synthetic.hpp"
 #include "data_test_util.hpp"
 
@@ -235,43 +232,4 @@ TEST(MapRows, UnknownShapesAndAnEmptyFunctionAreRefused) {
               map_rows(Dataset::range(0, 4), nullptr, {{DType::int64, {}}});
             }),
             "map_rows: empty function");
-}
-
-TEST(RowCache, KeepsARowOnceAndCopiesItBack) {
-  RowCache cache(4, {8, 4});
-  int64_t a = 0x0102030405060708;
-  int32_t b = 77;
-  int64_t out_a = 0;
-  int32_t out_b = 0;
-  RowDestination out{&out_a, &out_b};
-  EXPECT_FALSE(cache.read(2, out));
-  cache.store(2, {&a, &b});
-  int64_t other = 5;
-  cache.store(2, {&other, &b});  // already kept: ignored
-  ASSERT_TRUE(cache.read(2, out));
-  EXPECT_EQ(out_a, a);
-  EXPECT_EQ(out_b, 77);
-  EXPECT_FALSE(cache.read(3, out));
-  EXPECT_FALSE(cache.read(4, out));  // past the end
-  EXPECT_EQ(RowCache::bytes_needed(4, {8, 4}), 48u);
-  EXPECT_EQ(error_of([] { RowCache(-1, {4}); }), "RowCache: negative row count -1");
-}
-
-TEST(RowCache, TwoThreadsStoringTheSameRowsLeaveThemIntact) {
-  constexpr int64_t kRows = 2000;
-  RowCache cache(kRows, {sizeof(int64_t)});
-  auto fill = [&cache] {
-    for (int64_t i = 0; i < kRows; ++i) {
-      int64_t v = i * 3 + 1;
-      cache.store(i, {&v});
-    }
-  };
-  std::thread t(fill);
-  fill();
-  t.join();
-  for (int64_t i = 0; i < kRows; ++i) {
-    int64_t v = -1;
-    ASSERT_TRUE(cache.read(i, {&v}));
-    EXPECT_EQ(v, i * 3 + 1);
-  }
 }
