@@ -31,10 +31,15 @@ demo: configure
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# Sanitizer builds compile at -O1 with line tables only: half the compile time of -O2 -g on CAF's
+# templates (actors/collective_peer.cpp under ASan: 27-29 s against 51-64 s, objects half the
+# size), and file:line in every report is all the sanitizers need.
+SANITIZE_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTROUPE_ENABLE_CUDA=OFF
+
 # Whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (CPU only).
 sanitize: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=address \
-	  -DTROUPE_ENABLE_CUDA=OFF $(CMAKE_ARGS)
+	cmake -S . -B build-asan $(SANITIZE_FLAGS) -DTROUPE_SANITIZE=address $(CMAKE_ARGS)
 	cmake --build build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
@@ -45,8 +50,7 @@ sanitize: deps
 # state machines, input pipeline). TSAN_AREAS="coordinator input ..." or "all" runs more.
 TSAN_AREAS ?= core kernels collective data
 tsan: deps
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_SANITIZE=thread \
-	  -DTROUPE_ENABLE_CUDA=OFF $(CMAKE_ARGS)
+	cmake -S . -B build-tsan $(SANITIZE_FLAGS) -DTROUPE_SANITIZE=thread $(CMAKE_ARGS)
 	cmake --build build-tsan -j $(JOBS) $(if $(filter all,$(TSAN_AREAS)),,--target $(addprefix test_,$(TSAN_AREAS)))
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) \

@@ -62,7 +62,7 @@ void RowCache::store(int64_t i, const RowDestination& src) {
   for (size_t c = 0; c < component_bytes_.size(); ++c)
     std::memcpy(row_address(c, i), src[c], component_bytes_[c]);
   state_[i].store(kReady, std::memory_order_release);
-  kept_.fetch_add(1, std::memory_order_relaxed);
+  kept_.fetch_add(1, std::memory_order_release);  // all_kept() acquires it
 }
 
 void RowCache::compute_range(const Compute& compute, int64_t begin, int64_t end) {
@@ -78,7 +78,7 @@ void RowCache::compute_range(const Compute& compute, int64_t begin, int64_t end)
       throw;
     }
     state_[i].store(kReady, std::memory_order_release);
-    kept_.fetch_add(1, std::memory_order_relaxed);
+    kept_.fetch_add(1, std::memory_order_release);  // all_kept() acquires it
   }
 }
 
