@@ -279,6 +279,13 @@ def section(res, results_rel):
     if t2 and ddp:
         out.append(f"| `troupe run` 2 replicas >= 3x PyTorch DDP | {t2 / ddp:.2f}x | "
                    f"{goal(t2 >= 3 * ddp)} |")
+    if t2 and "results" in bt:
+        x = t2 / bt["results"][1]["examples_per_s"]
+        out.append(f"| `troupe run` 2 replicas within 10 % of `troupe bench train` | {x:.2f}x | "
+                   f"{goal(x >= 0.9)} |")
+        r2 = bt["results"][1]["ratio_to_limit"]
+        out.append(f"| `troupe bench train` 2 replicas >= 0.8x the 2-core GEMM limit | {r2:.2f} | "
+                   f"{goal(r2 >= 0.8)} |")
     big = 64 << 20
     ti, tp = rows_of(ar.get("troupe_in_process", {})), rows_of(ar.get("troupe_processes", {}))
     gl, mp = rows_of(ar.get("gloo", {})), rows_of(ar.get("openmpi", {}))

@@ -258,7 +258,10 @@ def main():
     mlp = {
         "troupe_run_1": lambda: troupe_run(t, spec, 1),
         "troupe_run_2": lambda: troupe_run(t, spec, 2),
-        "troupe_bench_train": lambda: last_json(sh([t, "bench", "train", "--json"])),
+        # Rounds as long as the MLP peers' timed part (spec timed_steps), so the best round of
+        # each side averages over as many steps.
+        "troupe_bench_train": lambda: last_json(sh([t, "bench", "train", "--json", "--steps",
+                                                    str(spec["timed_steps"])])),
         "tensorflow_single": lambda: last_json(sh([VENV_PYTHON, os.path.join(HERE, "tf_mlp.py"),
                                                    "--mode", "single", "--spec", spec_path,
                                                    "--cache", cache])),
