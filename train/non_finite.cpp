@@ -4,6 +4,7 @@
 #include "core/finite_scan.hpp"
 
 namespace troupe {
+
 OnNonFinite parse_on_non_finite(const std::string& text) {
   if (text == "stop") return OnNonFinite::stop;
   if (text == "skip_step") return OnNonFinite::skip_step;

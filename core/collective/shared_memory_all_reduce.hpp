@@ -39,9 +39,9 @@ class SharedMemoryAllReduce {
   /// Rank `rank`'s part. Returns the shared result, shaped like `input`; every rank gets the
   /// same buffer, marked Buffer::shared_result (a write through a Tensor copies it first), and
   /// for float32/float64 with Buffer::finiteness known (each rank scans the blocks it writes,
-  /// after the MEAN's division). Throws
-  /// deadline_exceeded naming the ranks that did not arrive (or finish) within `timeout`,
-  /// invalid_argument when ranks disagree on dtype or element count, aborted after abort().
+  /// after the MEAN's division). Throws deadline_exceeded naming the ranks that did not arrive
+  /// (or finish) within `timeout`, invalid_argument when ranks disagree on dtype or element
+  /// count, aborted after abort().
   Tensor run(int rank, const Tensor& input, const SharedMemoryReduce& how,
              std::chrono::nanoseconds timeout);
   /// The same over a list of tensors of one dtype, summed as their concatenation: every rank
