@@ -4,7 +4,10 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
 #include <vector>
+
+#include "core/status.hpp"
 
 namespace troupe {
 namespace {
@@ -78,6 +81,23 @@ Buffer::Buffer(void* data, size_t bytes, MemoryKind kind, int device_index, Dele
       kind_(kind),
       device_index_(device_index),
       deleter_(std::move(deleter)) {}
+
+void Buffer::mark_shared_result(Finiteness known) {
+  // The fact is stored before the flag is raised: a reader that sees the buffer shared sees it.
+  if (known != Finiteness::unknown) {
+    uint8_t expected = uint8_t(Finiteness::unknown);
+    if (!finiteness_.compare_exchange_strong(expected, uint8_t(known), std::memory_order_acq_rel) &&
+        expected != uint8_t(known)) {
+      auto name = [](uint8_t f) {
+        return f == uint8_t(Finiteness::all_finite) ? "all finite" : "not all finite";
+      };
+      throw failed_precondition("shared result of " + std::to_string(bytes_) + " bytes: marked " +
+                                name(uint8_t(known)) + " but already known " + name(expected) +
+                                " (its bytes cannot have changed)");
+    }
+  }
+  mark_shared_result();
+}
 
 Buffer::~Buffer() {
   if (deleter_ && data_) deleter_(data_);

@@ -13,6 +13,11 @@ namespace troupe {
 /// Where a buffer's bytes live.
 enum class MemoryKind : uint8_t { host = 0, gpu = 1 };
 
+/// What is known about the float values in a buffer: nothing (the default, and always for a
+/// buffer that can still change), that every one is finite, or that at least one is NaN or
+/// infinite. Known only for shared results, whose producer scanned the bytes as it wrote them.
+enum class Finiteness : uint8_t { unknown = 0, all_finite = 1, not_all_finite = 2 };
+
 /// A block of bytes with an owner-supplied release function.
 class Buffer {
  public:
@@ -35,8 +40,17 @@ class Buffer {
   /// Marks the bytes as one result read by several owners (an all-reduce result handed to every
   /// replica of a group): from now on a Tensor's mutable access copies them first.
   void mark_shared_result() { shared_result_.store(true, std::memory_order_release); }
+  /// The same, recording what the producer learnt about the values as it wrote them. Only a
+  /// shared result carries the fact: its bytes never change again (every write goes to a copy,
+  /// whose fresh buffer knows nothing), so the fact stays true for the buffer's life. Callable
+  /// again (every rank of a collective marks the one buffer) with the same fact, or with
+  /// unknown, which keeps what is known; a different known fact throws failed_precondition.
+  void mark_shared_result(Finiteness known);
   /// True once mark_shared_result() was called: writers must copy (copy-on-write).
   bool shared_result() const { return shared_result_.load(std::memory_order_acquire); }
+  /// What mark_shared_result recorded; unknown for every other buffer. Describes the whole
+  /// buffer: a view of part of it may be finite where the buffer is not.
+  Finiteness finiteness() const { return Finiteness(finiteness_.load(std::memory_order_acquire)); }
 
  private:
   void* data_;
@@ -45,6 +59,7 @@ class Buffer {
   int device_index_;
   Deleter deleter_;
   std::atomic<bool> shared_result_{false};
+  std::atomic<uint8_t> finiteness_{uint8_t(Finiteness::unknown)};
 };
 
 }  // namespace troupe

@@ -21,7 +21,8 @@ OnNonFinite parse_on_non_finite(const std::string& text);
 const char* on_non_finite_name(OnNonFinite policy);
 
 /// True when no element of `t` is NaN or infinite (integer tensors always are). A GPU tensor is
-/// copied to the host first.
+/// copied to the host first. A view of a buffer known to be all finite (Buffer::finiteness, set
+/// by the in-process all-reduce as it wrote the sum) answers without reading the bytes.
 bool all_finite(const Tensor& t);
 /// all_finite of every gradient's values.
 bool all_finite(const std::vector<Gradient>& grads);

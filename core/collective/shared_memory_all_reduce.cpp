@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/collective/chunk_layout.hpp"
+#include "core/finite_scan.hpp"
 #include "core/spin_wait.hpp"
 
 namespace troupe {
@@ -123,7 +124,7 @@ Tensor SharedMemoryAllReduce::run(int rank, const std::vector<Tensor>& inputs,
   }
   cv_.notify_all();
   await_all(arrived_, "arrive", deadline);
-  sum_segment(rank, how);
+  if (!sum_segment(rank, how)) segment_not_finite_.store(true, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     finished_rank_[size_t(rank)] = true;
@@ -133,12 +134,18 @@ Tensor SharedMemoryAllReduce::run(int rank, const std::vector<Tensor>& inputs,
   // Inputs stay borrowed until every rank has read them: nobody returns before the last sum.
   await_all(finished_, "finish", deadline);
   // Every rank gets this one buffer: a rank that writes into its result must copy first, or it
-  // would change the others' (Tensor::raw_data copies a shared result on write).
-  output_.buffer()->mark_shared_result();
+  // would change the others' (Tensor::raw_data copies a shared result on write). Every rank's
+  // segment flag is visible now (set before its finished_ increment), so all ranks record the
+  // same fact; a later all_finite of the result (train.on_nan) then needs no scan of its own.
+  Finiteness known = Finiteness::unknown;
+  if (is_floating(dtype))
+    known = segment_not_finite_.load(std::memory_order_relaxed) ? Finiteness::not_all_finite
+                                                                : Finiteness::all_finite;
+  output_.buffer()->mark_shared_result(known);
   return output_;
 }
 
-void SharedMemoryAllReduce::sum_segment(int rank, const SharedMemoryReduce& how) {
+bool SharedMemoryAllReduce::sum_segment(int rank, const SharedMemoryReduce& how) {
   const ElementRange segment = split_evenly(output_.num_elements(), ranks_)[size_t(rank)];
   const DType dtype = output_.dtype();
   const size_t elem = dtype_size(dtype);
@@ -146,6 +153,9 @@ void SharedMemoryAllReduce::sum_segment(int rank, const SharedMemoryReduce& how)
     return static_cast<const char*>(t.raw_data()) + size_t(i) * elem;
   };
   // Input k covers [offset, offset + counts_[k]) of the result; sum its part of the segment.
+  // Each block is scanned for NaN and Inf right after its last write, while it is still in cache
+  // (a scan of the whole result afterwards, by every rank, read it all back from memory).
+  bool finite = true;
   int64_t offset = 0;
   for (size_t k = 0; k < counts_.size(); offset += counts_[k], ++k) {
     const int64_t first = std::max(segment.begin, offset);
@@ -164,8 +174,10 @@ void SharedMemoryAllReduce::sum_segment(int rank, const SharedMemoryReduce& how)
       }
       for (int r = 2; r < ranks_; ++r) how.reduce(dst, at(inputs_[size_t(r)][k], i), dtype, n);
       if (how.mean) divide(dst, dtype, n);
+      if (finite) finite = host_values_finite(dst, dtype, n);
     }
   }
+  return finite;
 }
 
 void SharedMemoryAllReduce::divide(char* dst, DType dtype, int64_t n) const {

@@ -37,9 +37,11 @@ class SharedMemoryAllReduce {
   SharedMemoryAllReduce(int ranks, std::string label);
 
   /// Rank `rank`'s part. Returns the shared result, shaped like `input`; every rank gets the
-  /// same buffer, marked Buffer::shared_result (a write through a Tensor copies it first). Throws
-  /// deadline_exceeded naming the ranks that did not arrive (or finish) within `timeout`,
-  /// invalid_argument when ranks disagree on dtype or element count, aborted after abort().
+  /// same buffer, marked Buffer::shared_result (a write through a Tensor copies it first), and
+  /// for float32/float64 with Buffer::finiteness known (each rank scans the blocks it writes,
+  /// after the MEAN's division). Throws deadline_exceeded naming the ranks that did not arrive
+  /// (or finish) within `timeout`, invalid_argument when ranks disagree on dtype or element
+  /// count, aborted after abort().
   Tensor run(int rank, const Tensor& input, const SharedMemoryReduce& how,
              std::chrono::nanoseconds timeout);
   /// The same over a list of tensors of one dtype, summed as their concatenation: every rank
@@ -57,7 +59,9 @@ class SharedMemoryAllReduce {
                  std::chrono::steady_clock::time_point deadline);
   /// Records the first failure and wakes everyone; call with mutex_ held.
   void fail_locked(const std::string& why);
-  void sum_segment(int rank, const SharedMemoryReduce& how);
+  /// Writes segment `rank` of the result; false when a value of it is NaN or infinite (integer
+  /// dtypes: always true).
+  bool sum_segment(int rank, const SharedMemoryReduce& how);
   /// dst[0, n) /= ranks_ (the MEAN).
   void divide(char* dst, DType dtype, int64_t n) const;
 
@@ -72,6 +76,8 @@ class SharedMemoryAllReduce {
   Tensor output_;  ///< set by the first arrival, then only read
   std::atomic<int> arrived_{0}, finished_{0};
   std::atomic<bool> failed_{false};
+  /// Set by a rank whose segment holds a NaN or Inf, before it counts itself in finished_.
+  std::atomic<bool> segment_not_finite_{false};
   std::string error_;  ///< under mutex_
 };
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "fixture.hpp"
 
 namespace troupe {
@@ -91,6 +93,39 @@ TEST_F(SharedMemoryCollective, AListOfMixedDtypesComesBackInItsShapesAndOrder) {
     EXPECT_EQ(out[1].at(size_t(r)).data<int64_t>()[3], 60);
     EXPECT_EQ(out[2].at(size_t(r)).data<float>()[4], 1.5f);
     EXPECT_EQ(out[3].at(size_t(r)).data<int64_t>()[0], 3);
+  }
+}
+
+// Replicas that meet in shared memory get a result that knows whether all its values are finite
+// (the optimizer's train.on_nan check then scans nothing); through the actor peers it knows
+// nothing. A list of one dtype is one buffer: a NaN in any of its tensors marks every view.
+TEST_F(SharedMemoryCollective, TheResultKnowsWhetherItIsAllFiniteOnlyFromSharedMemory) {
+  for (bool shared_memory : {true, false}) {
+    for (bool with_nan : {false, true}) {
+      MirroredOptions o =
+          with_timeouts(std::chrono::seconds(60), CrossDeviceOpKind::collective_all_reduce);
+      o.all_reduce.shared_memory = shared_memory;
+      o.all_reduce.peer_threshold_bytes = 0;
+      MirroredStrategy s(runtime.system(), cpus(2), o);
+      auto out = s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+        Tensor a = Tensor::filled<float>({300}, 1.0f);
+        Tensor b = Tensor::filled<float>({40000}, 2.0f);
+        if (with_nan && c.replica_id_in_sync_group() == 1) b.data<float>()[39999] = NAN;
+        auto sums = c.all_reduce(ReduceOp::sum, std::vector<Tensor>{a, b});
+        std::vector<Tensor> facts;
+        for (auto& t : sums)
+          facts.push_back(Tensor::from_scalar<int64_t>(int64_t(t.buffer()->finiteness())));
+        return facts;
+      });
+      const Finiteness want = !shared_memory ? Finiteness::unknown
+                              : with_nan     ? Finiteness::not_all_finite
+                                             : Finiteness::all_finite;
+      for (size_t k = 0; k < 2; ++k)
+        for (int r = 0; r < 2; ++r)
+          EXPECT_EQ(out[k].at(size_t(r)).scalar<int64_t>(), int64_t(want))
+              << "shared_memory " << shared_memory << " nan " << with_nan << " tensor " << k
+              << " replica " << r;
+    }
   }
 }
 
