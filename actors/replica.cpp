@@ -109,7 +109,8 @@ class BarrierPort final : public MergePort {
     const int64_t instance = next_instance();
     try {
       return shared_.rendezvous(step_, instance)
-          ->run(replica_, inputs, {host_accumulate, host_add_into, mean}, shared_.merge_timeout);
+          ->run(replica_, inputs, {host_accumulate, host_add_into, mean, host_add_into_finite},
+                shared_.merge_timeout);
     } catch (const Error& e) {
       throw failed(instance, e.what());
     }

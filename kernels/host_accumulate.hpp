@@ -15,4 +15,9 @@ void host_accumulate(void* dst, const void* src, DType dtype, int64_t count);
 /// exactly a or exactly b, then it is an accumulate.
 void host_add_into(void* dst, const void* a, const void* b, DType dtype, int64_t count);
 
+/// host_add_into that also says whether every sum is finite (no NaN or infinity; always true
+/// for integer dtypes), in the same pass: the check costs no second read of dst (the
+/// collectives' ReduceIntoFiniteFn, for train.on_nan's decision).
+bool host_add_into_finite(void* dst, const void* a, const void* b, DType dtype, int64_t count);
+
 }  // namespace troupe

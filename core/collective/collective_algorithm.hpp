@@ -32,6 +32,9 @@ namespace troupe {
 using ReduceFn = void (*)(void* dst, const void* src, DType dtype, int64_t count);
 /// dst[i] = a[i] + b[i]; dst may be exactly a or exactly b (never a partial overlap).
 using ReduceIntoFn = void (*)(void* dst, const void* a, const void* b, DType dtype, int64_t count);
+/// ReduceIntoFn that also returns whether every sum is finite (no NaN or infinity), in one pass.
+using ReduceIntoFiniteFn = bool (*)(void* dst, const void* a, const void* b, DType dtype,
+                                    int64_t count);
 
 /// Everything an algorithm instance needs to know about its collective.
 struct CollectiveSpec {

@@ -29,6 +29,9 @@ struct SharedMemoryReduce {
   ReduceFn reduce = nullptr;           ///< dst += src
   ReduceIntoFn reduce_into = nullptr;  ///< dst = a + b (dst may alias a or b exactly)
   bool mean = false;                   ///< divide the sum by the number of ranks
+  /// Optional, 2 ranks: reduce_into that also says whether the sums are finite, so the result's
+  /// finiteness costs no second pass over it (without it each block is scanned after its sum).
+  ReduceIntoFiniteFn reduce_into_finite = nullptr;
 };
 
 class SharedMemoryAllReduce {

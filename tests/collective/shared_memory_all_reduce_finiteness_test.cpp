@@ -22,8 +22,26 @@ using namespace std::chrono_literals;
 // More than one block (16 Ki elements) per segment with 3 ranks, and a ragged tail.
 constexpr int64_t kCount = 3 * 2 * 16 * 1024 + 5;
 
-/// Runs every rank on its own thread; asserts that all return the one result buffer.
-Tensor run_group(const std::vector<Tensor>& inputs, bool mean) {
+/// A ReduceIntoFiniteFn for floats (the kernel layer's add_into_finite_loop is out of this
+/// layer's reach): the sum, and whether every sum is finite.
+bool add_into_finite_loop(void* dst, const void* a, const void* b, DType dtype, int64_t n) {
+  bool finite = true;
+  auto sum = [&](auto* d, const auto* x, const auto* y) {
+    for (int64_t i = 0; i < n; ++i) {
+      d[i] = x[i] + y[i];
+      finite = finite && std::isfinite(d[i]);
+    }
+  };
+  if (dtype == DType::float32)
+    sum(static_cast<float*>(dst), static_cast<const float*>(a), static_cast<const float*>(b));
+  else
+    sum(static_cast<double*>(dst), static_cast<const double*>(a), static_cast<const double*>(b));
+  return finite;
+}
+
+/// Runs every rank on its own thread; asserts that all return the one result buffer. `fused`:
+/// the sum's own pass says whether it is finite (2 ranks, as the replicas run it).
+Tensor run_group(const std::vector<Tensor>& inputs, bool mean, ReduceIntoFiniteFn fused = nullptr) {
   SharedMemoryAllReduce group(int(inputs.size()), "finiteness test");
   std::vector<Tensor> results(inputs.size());
   std::vector<std::string> errors(inputs.size());
@@ -31,7 +49,7 @@ Tensor run_group(const std::vector<Tensor>& inputs, bool mean) {
   for (size_t r = 0; r < inputs.size(); ++r)
     threads.emplace_back([&, r] {
       try {
-        results[r] = group.run(int(r), inputs[r], {&testing::add_loop, nullptr, mean}, 30s);
+        results[r] = group.run(int(r), inputs[r], {&testing::add_loop, nullptr, mean, fused}, 30s);
       } catch (const Error& e) {
         errors[r] = e.what();
       }
@@ -104,6 +122,29 @@ TEST(SharedMemoryAllReduceFiniteness, FiniteValuesWhoseSumOverflowsMarkItNotFini
     EXPECT_TRUE(std::isinf(result.data<float>()[kCount - 3]));
     EXPECT_EQ(result.buffer()->finiteness(), Finiteness::not_all_finite) << "mean " << mean;
   }
+}
+
+TEST(SharedMemoryAllReduceFiniteness, TwoRanksLearnItInTheSumsOwnPassWithTheSameBytes) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (bool mean : {false, true}) {
+    const auto inputs = finite_inputs(DType::float32, 2, kCount);
+    Tensor fused = run_group(inputs, mean, add_into_finite_loop);
+    EXPECT_EQ(fused.buffer()->finiteness(), Finiteness::all_finite) << "mean " << mean;
+    EXPECT_TRUE(fused.bitwise_equal(run_group(inputs, mean))) << "mean " << mean;
+    for (int64_t at : {int64_t(0), int64_t(16 * 1024 - 1), kCount / 2, kCount - 1})
+      for (float bad : {nan, std::numeric_limits<float>::infinity(), FLT_MAX}) {
+        auto with_bad = finite_inputs(DType::float32, 2, kCount);
+        set_element<float>(with_bad[1], at, bad);
+        if (bad == FLT_MAX) set_element<float>(with_bad[0], at, FLT_MAX);  // overflows to +Inf
+        EXPECT_EQ(run_group(with_bad, mean, add_into_finite_loop).buffer()->finiteness(),
+                  Finiteness::not_all_finite)
+            << bad << " at " << at << " mean " << mean;
+      }
+  }
+  auto doubles = finite_inputs(DType::float64, 2, kCount);
+  set_element<double>(doubles[0], kCount - 1, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(run_group(doubles, false, add_into_finite_loop).buffer()->finiteness(),
+            Finiteness::not_all_finite);
 }
 
 TEST(SharedMemoryAllReduceFiniteness, IntegerResultsStayUnknown) {

@@ -1,5 +1,8 @@
 // Element-wise ops against closed-form values, in place and out of place, for every dtype.
 
+#include <cmath>
+#include <limits>
+
 #include "kernel_test_util.hpp"
 
 namespace troupe {
@@ -171,6 +174,37 @@ TEST(HostAddInto, WritesTheSumAndToleratesDestinationEqualToEitherOperand) {
   std::vector<int64_t> x = {5}, y = {-7}, z = {0};
   host_add_into(z.data(), x.data(), y.data(), DType::int64, 1);
   EXPECT_EQ(z[0], -2);
+}
+
+TEST(HostAccumulate, AddIntoFiniteSumsAndSaysWhetherEverySumIsFinite) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> a(37), b(37), dst(37), plain(37);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = float(i) * 0.5f;
+    b[i] = 3.0f - float(i);
+  }
+  EXPECT_TRUE(host_add_into_finite(dst.data(), a.data(), b.data(), DType::float32, 37));
+  host_add_into(plain.data(), a.data(), b.data(), DType::float32, 37);
+  EXPECT_EQ(dst, plain);
+  for (size_t at : {size_t(0), size_t(17), size_t(36)}) {  // vector body and scalar tail
+    auto bad = b;
+    bad[at] = inf;
+    EXPECT_FALSE(host_add_into_finite(dst.data(), a.data(), bad.data(), DType::float32, 37));
+    bad[at] = std::numeric_limits<float>::quiet_NaN();
+    EXPECT_FALSE(host_add_into_finite(dst.data(), a.data(), bad.data(), DType::float32, 37));
+  }
+  std::vector<float> big(37, std::numeric_limits<float>::max());
+  EXPECT_FALSE(host_add_into_finite(dst.data(), big.data(), big.data(), DType::float32, 37));
+  EXPECT_TRUE(std::isinf(dst[0]));
+  // dst aliasing an operand accumulates, as host_add_into does.
+  auto acc = a;
+  EXPECT_TRUE(host_add_into_finite(acc.data(), acc.data(), b.data(), DType::float32, 37));
+  EXPECT_EQ(acc, plain);
+  std::vector<double> da{1, 2}, db{-inf, 0}, dd(2);
+  EXPECT_FALSE(host_add_into_finite(dd.data(), da.data(), db.data(), DType::float64, 2));
+  std::vector<int32_t> ia{1, 2}, ib{3, 4}, id(2);
+  EXPECT_TRUE(host_add_into_finite(id.data(), ia.data(), ib.data(), DType::int32, 2));
+  EXPECT_EQ(id, (std::vector<int32_t>{4, 6}));
 }
 
 }  // namespace
