@@ -16,26 +16,13 @@ void add(T* __restrict dst, const T* __restrict a, const T* __restrict b, int64_
 }
 
 // The sum and its exponent test in one loop (vectorised: an OR reduction of compares). A value is
-// NaN or infinite exactly when its exponent bits are all ones.
-template <class T, class Bits>
-bool add_finite(T* __restrict dst, const T* __restrict a, const T* __restrict b, int64_t count,
+// NaN or infinite exactly when its exponent bits are all ones. kAccumulate: dst += b (a unused).
+template <class T, class Bits, bool kAccumulate>
+bool sum_finite(T* __restrict dst, const T* __restrict a, const T* __restrict b, int64_t count,
                 Bits exponent) {
   Bits bad = 0;
   for (int64_t i = 0; i < count; ++i) {
-    const T sum = a[i] + b[i];
-    dst[i] = sum;
-    Bits bits;
-    std::memcpy(&bits, &sum, sizeof bits);
-    bad |= Bits((bits & exponent) == exponent);
-  }
-  return bad == 0;
-}
-
-template <class T, class Bits>
-bool accumulate_finite(T* __restrict dst, const T* __restrict src, int64_t count, Bits exponent) {
-  Bits bad = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const T sum = dst[i] + src[i];
+    const T sum = (kAccumulate ? dst[i] : a[i]) + b[i];
     dst[i] = sum;
     Bits bits;
     std::memcpy(&bits, &sum, sizeof bits);
@@ -50,9 +37,9 @@ bool add_into_finite(void* dst, const void* a, const void* b, int64_t count, Bit
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
   // As host_add_into: an operand aliasing dst is an accumulate (addition commutes).
-  if (dst == b) return accumulate_finite(d, x, count, exponent);
-  if (dst == a) return accumulate_finite(d, y, count, exponent);
-  return add_finite(d, x, y, count, exponent);
+  if (dst == b) return sum_finite<T, Bits, true>(d, nullptr, x, count, exponent);
+  if (dst == a) return sum_finite<T, Bits, true>(d, nullptr, y, count, exponent);
+  return sum_finite<T, Bits, false>(d, x, y, count, exponent);
 }
 
 }  // namespace

@@ -14,6 +14,24 @@ namespace troupe::data::testing {
 
 using troupe::testing::error_of;
 
+// Pulls `batches` batches from both and expects the same dtype, shape and bytes.
+inline void expect_same_batches(const Dataset& fast, const Dataset& reference, int batches,
+                                const std::string& what) {
+  auto a = fast.make_iterator();
+  auto b = reference.make_iterator();
+  for (int i = 0; i < batches; ++i) {
+    auto x = a.next();
+    auto y = b.next();
+    ASSERT_EQ(x.has_value(), y.has_value()) << what << ": batch " << i;
+    if (!x) return;
+    ASSERT_EQ(x->size(), y->size()) << what;
+    for (size_t c = 0; c < x->size(); ++c)
+      EXPECT_TRUE((*x)[c].bitwise_equal((*y)[c]))
+          << what << ": batch " << i << " component " << c << ": " << (*x)[c].description()
+          << " vs " << (*y)[c].description();
+  }
+}
+
 /// Values of component `c` of one element (int64).
 inline std::vector<int64_t> values(const Element& e, size_t c = 0) {
   return e.at(c).to_vector<int64_t>();

@@ -162,23 +162,15 @@ TEST(RowCacheViews, ShardedShuffledAndTakenPipelinesGiveTheUncachedBytes) {
   auto o = cached_options(90, 5);
   auto cached = synthetic_classification(o);
   auto plain = uncached(o);
-  auto same = [](const Dataset& a, const Dataset& b, int batches, const std::string& what) {
-    auto x = a.make_iterator();
-    auto y = b.make_iterator();
-    for (int i = 0; i < batches; ++i) {
-      auto p = x.next();
-      auto q = y.next();
-      ASSERT_EQ(p.has_value(), q.has_value()) << what << " batch " << i;
-      if (!p) return;
-      for (size_t c = 0; c < 2; ++c) EXPECT_TRUE((*p)[c].bitwise_equal((*q)[c])) << what;
-    }
-  };
-  same(cached.shard(3, 1).repeat().batch(8, true), plain.shard(3, 1).repeat().batch(8, true), 12,
-       "shard");
-  same(cached.shuffle(50, 7).repeat().batch(8, true), plain.shuffle(50, 7).repeat().batch(8, true),
-       12, "shuffle");
-  same(cached.take(20).repeat().batch(8), plain.take(20).repeat().batch(8), 8, "take 20");
-  same(cached.repeat().take(200).batch(16), plain.repeat().take(200).batch(16), 14, "take 200");
+
+  expect_same_batches(cached.shard(3, 1).repeat().batch(8, true),
+                      plain.shard(3, 1).repeat().batch(8, true), 12, "shard");
+  expect_same_batches(cached.shuffle(50, 7).repeat().batch(8, true),
+                      plain.shuffle(50, 7).repeat().batch(8, true), 12, "shuffle");
+  expect_same_batches(cached.take(20).repeat().batch(8), plain.take(20).repeat().batch(8), 8,
+                      "take 20");
+  expect_same_batches(cached.repeat().take(200).batch(16), plain.repeat().take(200).batch(16), 14,
+                      "take 200");
 }
 
 TEST(RowCacheViews, AResumedIteratorContinuesWithTheSameViews) {
