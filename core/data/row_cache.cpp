@@ -83,23 +83,25 @@ void RowCache::compute_range(const Compute& compute, int64_t begin, int64_t end)
 }
 
 void RowCache::materialize(const Compute& compute, int threads) {
-  std::call_once(materialized_, [&] {
-    const int64_t n = std::max<int64_t>(1, std::min<int64_t>(threads, rows_));
-    std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
-    std::vector<std::thread> helpers;
-    auto range = [&](int64_t t) {
-      try {
-        compute_range(compute, rows_ * t / n, rows_ * (t + 1) / n);
-      } catch (...) {
-        errors[size_t(t)] = std::current_exception();
-      }
-    };
-    for (int64_t t = 1; t < n; ++t) helpers.emplace_back(range, t);
-    range(0);  // the calling thread takes the first range
-    for (auto& h : helpers) h.join();
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);  // call_once lets a later call try again
-  });
+  if (materialized_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(materialize_mutex_);
+  if (materialized_.load(std::memory_order_relaxed)) return;
+  const int64_t n = std::max<int64_t>(1, std::min<int64_t>(threads, rows_));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  std::vector<std::thread> helpers;
+  auto range = [&](int64_t t) {
+    try {
+      compute_range(compute, rows_ * t / n, rows_ * (t + 1) / n);
+    } catch (...) {
+      errors[size_t(t)] = std::current_exception();
+    }
+  };
+  for (int64_t t = 1; t < n; ++t) helpers.emplace_back(range, t);
+  range(0);  // the calling thread takes the first range
+  for (auto& h : helpers) h.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);  // unmarked: a later call tries again
+  materialized_.store(true, std::memory_order_release);
 }
 
 bool RowCache::all_kept(int64_t begin, int64_t count) const {

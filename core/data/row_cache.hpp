@@ -45,7 +45,8 @@ class RowCache : public std::enable_shared_from_this<RowCache> {
   /// Computes every row not yet kept straight into the cache, on `threads` threads, each over
   /// a contiguous range of rows (so each faults in its own pages). Runs once: later calls, and
   /// calls racing the first, return when the first has finished. An exception from `compute`
-  /// leaves the rows it did not finish unkept and propagates (a later call tries again).
+  /// leaves the rows it did not finish unkept and propagates (a later call tries again; not
+  /// std::call_once, whose retry after an exception hangs with libstdc++'s pthread_once).
   void materialize(const Compute& compute, int threads);
 
   /// Rows [begin, begin + count) as one batch: per component a tensor of shape
@@ -71,7 +72,8 @@ class RowCache : public std::enable_shared_from_this<RowCache> {
   char* bytes_ = nullptr;
   std::unique_ptr<std::atomic<uint8_t>[]> state_;
   std::atomic<int64_t> kept_{0};  ///< rows in state kReady
-  std::once_flag materialized_;
+  std::mutex materialize_mutex_;
+  std::atomic<bool> materialized_{false};
 };
 
 }  // namespace troupe::data
