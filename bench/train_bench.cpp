@@ -270,7 +270,7 @@ int run_train_bench(const std::vector<std::string>& args) {
   std::vector<GemmRates> gemms;
   for (CpuGemm g : available_cpu_gemms()) gemms.push_back({g, make_cpu_registry(g)});
   const Batches data = make_batches(8);
-  Runtime runtime;
+  Runtime runtime(ActorSystemOptions::for_replica_training());
   std::vector<std::unique_ptr<TrainingRun>> runs;
   // What troupe run does by default first (1 and 2 replicas, what --json reports), then the
   // other path, then one step per strategy.run.

@@ -46,7 +46,7 @@ int run_compare_command(const std::vector<std::string>& args) {
   });
   run.stop = interrupts.stop();
   run.phase = interrupts.phase();
-  Runtime runtime;
+  Runtime runtime(ActorSystemOptions::for_replica_training());
   std::printf("troupe compare: %s, %zu variant(s) into %s\n", spec.name.c_str(),
               spec.variants.size(), run.out_dir.c_str());
   std::fflush(stdout);

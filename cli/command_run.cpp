@@ -20,7 +20,7 @@ int run_run_command(const std::vector<std::string>& args) {
           options, vm, {"file"}))
     return 0;
   check_run_options(run);
-  Runtime runtime;
+  Runtime runtime(ActorSystemOptions::for_replica_training());
   return train_from_command_line("troupe run", run, runtime, nullptr);
 }
 

@@ -61,10 +61,10 @@ void configure_actor_system(caf::actor_system_config& cfg, const ActorSystemOpti
   // arriving then waits up to ~100 us: merge_call rounds measured 70-100 us), then sleep on a
   // condition variable and steal only every 10 ms (jobs queued behind a busy worker waited that
   // long: a 2-replica ring ran on one worker). Poll longer, skip the 50 us naps, and steal at
-  // least every millisecond.
+  // least every millisecond, unless the caller knows its work runs elsewhere (idle_steal_period).
   cfg.set("work-stealing.aggressive-poll-attempts", options.aggressive_poll_attempts);
   cfg.set("work-stealing.moderate-poll-attempts", 0);
-  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(1)});
+  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{options.idle_steal_period});
   if (options.load_middleman || wants_tls(options)) cfg.load<caf::io::middleman>();
   if (wants_tls(options)) configure_tls(cfg, options);
 }
