@@ -108,9 +108,13 @@ class BarrierPort final : public MergePort {
   Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs, bool mean) override {
     const int64_t instance = next_instance();
     try {
-      return shared_.rendezvous(step_, instance)
-          ->run(replica_, inputs, {host_accumulate, host_add_into, mean, host_add_into_finite},
-                shared_.merge_timeout);
+      SharedMemoryReduce how{host_accumulate,
+                             host_add_into,
+                             mean,
+                             host_add_into_finite,
+                             host_add_into_finite_streaming,
+                             streaming_store_min_bytes()};
+      return shared_.rendezvous(step_, instance)->run(replica_, inputs, how, shared_.merge_timeout);
     } catch (const Error& e) {
       throw failed(instance, e.what());
     }

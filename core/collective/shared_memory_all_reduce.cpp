@@ -157,6 +157,10 @@ bool SharedMemoryAllReduce::sum_segment(int rank, const SharedMemoryReduce& how)
   // (reduce_into_finite; a second read of each block cost the 1 MiB all-reduce 30 %), otherwise
   // by a scan of each block right after its last write, while it is still in cache.
   bool finite = true;
+  ReduceIntoFiniteFn sum_and_check = how.reduce_into_finite;
+  if (how.reduce_into_finite_streaming && how.streaming_min_bytes > 0 &&
+      output_.num_elements() * int64_t(elem) >= how.streaming_min_bytes)
+    sum_and_check = how.reduce_into_finite_streaming;
   int64_t offset = 0;
   for (size_t k = 0; k < counts_.size(); offset += counts_[k], ++k) {
     const int64_t first = std::max(segment.begin, offset);
@@ -168,8 +172,8 @@ bool SharedMemoryAllReduce::sum_segment(int rank, const SharedMemoryReduce& how)
       bool checked = false;
       if (ranks_ == 1) {
         std::memcpy(dst, at(inputs_[0][k], i), size_t(n) * elem);
-      } else if (ranks_ == 2 && how.reduce_into_finite) {
-        if (!how.reduce_into_finite(dst, at(inputs_[0][k], i), at(inputs_[1][k], i), dtype, n))
+      } else if (ranks_ == 2 && sum_and_check) {
+        if (!sum_and_check(dst, at(inputs_[0][k], i), at(inputs_[1][k], i), dtype, n))
           finite = false;
         checked = true;
       } else if (how.reduce_into) {

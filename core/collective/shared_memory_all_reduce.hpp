@@ -32,6 +32,11 @@ struct SharedMemoryReduce {
   /// Optional, 2 ranks: reduce_into that also says whether the sums are finite, so the result's
   /// finiteness costs no second pass over it (without it each block is scanned after its sum).
   ReduceIntoFiniteFn reduce_into_finite = nullptr;
+  /// Optional, 2 ranks: reduce_into_finite with streaming stores, used for results of at least
+  /// streaming_min_bytes (larger than the cache: their lines would be evicted unread, and the
+  /// stores skip reading each line first).
+  ReduceIntoFiniteFn reduce_into_finite_streaming = nullptr;
+  int64_t streaming_min_bytes = 0;
 };
 
 class SharedMemoryAllReduce {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cfloat>
 #include <chrono>
 #include <cmath>
@@ -145,6 +146,48 @@ TEST(SharedMemoryAllReduceFiniteness, TwoRanksLearnItInTheSumsOwnPassWithTheSame
   set_element<double>(doubles[0], kCount - 1, -std::numeric_limits<double>::infinity());
   EXPECT_EQ(run_group(doubles, false, add_into_finite_loop).buffer()->finiteness(),
             Finiteness::not_all_finite);
+}
+
+// Counts the blocks summed through it, then sums as add_into_finite_loop (the kernel layer's
+// streaming sum gives the same bits: HostAccumulate.Streaming* in test_kernels).
+std::atomic<int> streamed_blocks{0};
+bool counting_streaming_sum(void* dst, const void* a, const void* b, DType dtype, int64_t n) {
+  streamed_blocks.fetch_add(1);
+  return add_into_finite_loop(dst, a, b, dtype, n);
+}
+
+Tensor run_pair_streaming(const std::vector<Tensor>& inputs, int64_t streaming_min_bytes) {
+  SharedMemoryAllReduce group(2, "streaming test");
+  SharedMemoryReduce how{
+      &testing::add_loop, nullptr, false, add_into_finite_loop, counting_streaming_sum,
+      streaming_min_bytes};
+  Tensor results[2];
+  std::thread other([&] { results[1] = group.run(1, inputs[1], how, 30s); });
+  results[0] = group.run(0, inputs[0], how, 30s);
+  other.join();
+  EXPECT_TRUE(results[1].shares_buffer_with(results[0]));
+  return results[0];
+}
+
+TEST(SharedMemoryAllReduceFiniteness, ResultsOfAtLeastTheStreamingSizeSumThroughTheStreamingFn) {
+  const auto inputs = finite_inputs(DType::float32, 2, kCount);
+  const int64_t bytes = kCount * 4;
+  const Tensor cached = run_group(inputs, false, add_into_finite_loop);
+  for (int64_t threshold : {int64_t(0), bytes + 1}) {  // 0: never; above the result: not here
+    streamed_blocks = 0;
+    EXPECT_TRUE(run_pair_streaming(inputs, threshold).bitwise_equal(cached));
+    EXPECT_EQ(streamed_blocks.load(), 0) << "threshold " << threshold;
+  }
+  for (int64_t threshold : {bytes, int64_t(1)}) {
+    streamed_blocks = 0;
+    Tensor streamed = run_pair_streaming(inputs, threshold);
+    EXPECT_TRUE(streamed.bitwise_equal(cached));
+    EXPECT_EQ(streamed.buffer()->finiteness(), Finiteness::all_finite);
+    EXPECT_GE(streamed_blocks.load(), 2) << "every block of both segments, threshold " << threshold;
+  }
+  auto with_nan = inputs;
+  set_element<float>(with_nan[0], kCount - 1, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(run_pair_streaming(with_nan, 1).buffer()->finiteness(), Finiteness::not_all_finite);
 }
 
 TEST(SharedMemoryAllReduceFiniteness, IntegerResultsStayUnknown) {
