@@ -264,6 +264,14 @@ def section(res, results_rel):
                 f"replicas reached "
                 + (f"{mlp['troupe_run_2']['examples_per_s'] / b2['examples_per_s']:.2f}x of it."
                    if "examples_per_s" in mlp.get("troupe_run_2", {}) else "– (failed).")]
+        lim = bt.get("limits", {})
+        if "sgemm_gflops_2_threads_at_once_slower_thread" in lim and lim.get("sgemm_gflops"):
+            out[-1] += (f" The step's GEMMs on both cores at once ran at "
+                        f"{lim['sgemm_gflops_2_threads_at_once']:.0f} GFLOP/s, the slower thread "
+                        f"{lim['sgemm_gflops_2_threads_at_once_slower_thread']:.0f} "
+                        f"({lim['sgemm_gflops_2_threads_at_once_slower_thread'] / lim['sgemm_gflops']:.2f}"
+                        f"x the best single-thread rate): synchronous replicas run at the slower "
+                        f"core's pace.")
     if "ps" in res:
         out += ps_section(res)
     # The goals set for this comparison.
