@@ -17,9 +17,10 @@ namespace troupe {
 /// Listens on `host` (port 0 = the OS picks) for `whom`; with `tls` a connection must complete
 /// the TLS handshake with a certificate from the configured CA before CAF parses a byte of it.
 /// A named port is bound with SO_REUSEADDR (CAF's `reuse` flag): `troupe launch` holds its
-/// tasks' ports until they listen (net/loopback_port_reservation.hpp), and only a SO_REUSEADDR
-/// socket can bind a port so held. It still cannot bind a port some socket listens on: two
-/// tasks given one address fail as before ("cannot_open_port").
+/// tasks' ports for the whole launch (net/loopback_port_reservation.hpp), and only a SO_REUSEADDR
+/// socket can bind a port so held (measured with CAF 0.17.6: without the flag, publish on a held
+/// port fails with cannot_open_port; with it, it listens and is reached). It still cannot bind a
+/// port some socket listens on: two tasks given one address fail as before (cannot_open_port).
 inline caf::expected<uint16_t> publish_actor(caf::actor_system& sys, const caf::actor& whom,
                                              uint16_t port, const std::string& host, bool tls) {
   const bool reuse = port != 0;
