@@ -4,9 +4,6 @@
 // split over 2 ps processes, and 2 worker clients (threads of this process sharing its actor
 // system and middleman connections) each doing steps of 1024 random ids: embedding_lookup, loss
 // 0.5 * sum(row^2) / 1024, and an SGD step on the looked-up rows only (apply_gradients).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +27,7 @@
 #include "messages/system_config.hpp"
 #include "net/child_process.hpp"
 #include "net/cluster_credentials.hpp"
+#include "net/loopback_port_reservation.hpp"
 #include "net/shared_secret.hpp"
 
 namespace po = boost::program_options;
@@ -46,13 +44,16 @@ double seconds_since(Clock::time_point start) {
 // The ps tasks of the run: `troupe server --cluster FILE --job ps --task k` children, each
 // listening once it has printed its first line.
 struct PsProcesses {
+  // The tasks' ports, held as `troupe launch` holds them: nothing else takes one before its task
+  // listens (net/loopback_port_reservation.hpp).
+  net::LoopbackPortReservation reserved;
   ClusterCredentials credentials;
   ClusterSpec cluster;
   std::vector<std::unique_ptr<ChildProcess>> children;
 
-  PsProcesses(int count, bool tls) {
+  PsProcesses(int count, bool tls) : reserved(count) {
     std::vector<std::string> nodes{"bench"}, addresses;
-    const std::vector<int> ports = free_ports(count);
+    const std::vector<int>& ports = reserved.ports();
     for (int k = 0; k < count; ++k) {
       nodes.push_back("ps" + std::to_string(k));
       addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(k)]));
@@ -93,32 +94,7 @@ struct PsProcesses {
                              children[k]->err());
     }
   }
-
-  static std::vector<int> free_ports(int count);
 };
-
-std::vector<int> PsProcesses::free_ports(int count) {
-  // The launcher's rule: the OS picks free ports on 127.0.0.1; every socket stays bound until
-  // all are known, so no port comes back twice.
-  std::vector<int> fds, ports;
-  for (int i = 0; i < count; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      if (fd >= 0) ::close(fd);
-      for (int f : fds) ::close(f);
-      throw unavailable("bench ps: no free port on 127.0.0.1");
-    }
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int f : fds) ::close(f);
-  return ports;
-}
 
 struct DenseResult {
   double pull_gbps = 0, push_gbps = 0;

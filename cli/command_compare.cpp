@@ -9,6 +9,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_interrupts.hpp"
+#include "cli/run_training.hpp"
 #include "coordinator/runtime.hpp"
 #include "experiment/compare/compare_runner.hpp"
 #include "net/child_process.hpp"
@@ -41,7 +42,7 @@ int run_compare_command(const std::vector<std::string>& args) {
   } catch (const Error& e) {
     throw po::error(e.what());  // a used --out is a usage error: exit 2
   }
-  RunInterrupts interrupts([&](int, RunPhase) {
+  RunInterrupts interrupts("troupe compare", kDefaultStopGrace, [&](int, RunPhase) {
     std::fprintf(stderr, "troupe compare: interrupted while setting up a variant\n");
   });
   run.stop = interrupts.stop();

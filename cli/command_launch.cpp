@@ -1,27 +1,22 @@
-// `troupe launch -n N FILE`: a local cluster of N `troupe server` processes training FILE
-// (strategy multi_worker_mirrored), as torchrun or horovodrun start theirs. The launcher picks
-// ports on 127.0.0.1 (the OS chooses them), makes fresh credentials (a random shared secret and,
+// `troupe launch -n N FILE`: a local cluster of N `troupe server` processes training FILE (strategy
+// multi_worker_mirrored), as torchrun or horovodrun start theirs. The launcher picks ports on
+// 127.0.0.1 (the OS chooses them) and holds them for the whole launch, so that no other process
+// takes one before its task listens on it. It makes fresh credentials (a random shared secret and,
 // unless --no-tls, a cluster CA with a certificate per worker) in a private temporary directory,
 // and gives each process its TF_CONFIG. Every line a worker prints comes out prefixed with its
 // task. When a worker dies or fails, the launcher names it, gives the others a moment to report
-// their own errors, stops them and exits 1. Ctrl-C / SIGTERM reach every worker once (each stops
-// at the same step and writes its checkpoint) and the launcher exits 130 / 143; a second signal
-// kills them at once. With `--ps P` it first starts P `troupe server` ps tasks (listed in every
-// TF_CONFIG as the "ps" job, prefixed [ps:k]); a ps that dies is named like a worker, and when
-// the workers have finished the ps tasks are stopped with SIGTERM (they exit 0). With
-// --evaluator one more task, /job:evaluator/task:0, evaluates every checkpoint
-// (cli/evaluator_task.hpp); it joins no collective group and is waited for as a worker is.
-// A parameter_server experiment (whose num_ps / workers must equal --ps / -n) trains with
-// worker 0 as its coordinator (cli/serve_ps_worker.hpp); a worker other than 0 that dies is
-// named and the launch goes on, its steps rescheduled on the live workers. With
-// `replication: 2` a ps task that dies is named too and the launch goes on: the backup of its
-// variables on the next ps task serves them (the clients fail over); a second loss of the same
-// variables fails the coordinator, which fails the launch.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+// their own errors, stops them and exits 1. Ctrl-C / SIGTERM reach every worker once (each stops at
+// the same step and writes its checkpoint) and the launcher exits 130 / 143; a second signal kills
+// them at once. With `--ps P` it first starts P `troupe server` ps tasks (listed in every TF_CONFIG
+// as the "ps" job, prefixed [ps:k]); a ps that dies is named like a worker, and when the workers
+// have finished the ps tasks are stopped with SIGTERM (they exit 0). With --evaluator one more
+// task, /job:evaluator/task:0, evaluates every checkpoint (cli/evaluator_task.hpp); it joins no
+// collective group and is waited for as a worker is. A parameter_server experiment (whose num_ps /
+// workers must equal --ps / -n) trains with worker 0 as its coordinator (cli/serve_ps_worker.hpp);
+// a worker other than 0 that dies is named and the launch goes on, its steps rescheduled on the
+// live workers. With `replication: 2` a ps task that dies is named too and the launch goes on: the
+// backup of its variables on the next ps task serves them (the clients fail over); a second loss of
+// the same variables fails the coordinator, which fails the launch.
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -40,6 +35,7 @@
 #include "experiment/run/run_directory.hpp"
 #include "net/child_process.hpp"
 #include "net/cluster_credentials.hpp"
+#include "net/loopback_port_reservation.hpp"
 
 namespace po = boost::program_options;
 
@@ -55,39 +51,6 @@ extern "C" void on_launch_signal(int sig) {
   int expected = 0;
   g_signal.compare_exchange_strong(expected, sig);
   g_signals.fetch_add(1);
-}
-
-// `count` distinct free ports on 127.0.0.1 chosen by the OS. Every socket stays bound until all
-// ports are known, so the OS cannot hand the same port out twice. The sockets are closed again
-// before the tasks bind them, so another process could take one in between; that task then fails
-// naming the address.
-std::vector<int> free_loopback_ports(int count) {
-  std::vector<int> fds, ports;
-  auto close_all = [&] {
-    for (int fd : fds) ::close(fd);
-  };
-  for (int i = 0; i < count; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      close_all();
-      throw unavailable(std::string("launch: socket: ") + std::strerror(errno));
-    }
-    fds.push_back(fd);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      const int error = errno;
-      close_all();
-      throw unavailable(std::string("launch: no free port on 127.0.0.1: ") + std::strerror(error));
-    }
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  close_all();
-  return ports;
 }
 
 std::string describe_exit(int code) {
@@ -200,7 +163,12 @@ int run_launch_command(const std::vector<std::string>& args) {
   }
 
   std::vector<std::string> nodes, addresses, ps_nodes, ps_addresses;
-  const std::vector<int> ports = free_loopback_ports(workers + ps + (evaluator ? 1 : 0));
+  // Every task's port stays held by the launcher until it returns: a task binds its own with
+  // SO_REUSEADDR while the launcher holds it, and nothing else on the machine can take it in
+  // between (net/loopback_port_reservation.hpp says what was measured). The evaluator listens
+  // on none; its address is held so that TF_CONFIG names no port someone else may be using.
+  const net::LoopbackPortReservation reserved(workers + ps + (evaluator ? 1 : 0));
+  const std::vector<int>& ports = reserved.ports();
   for (int i = 0; i < workers; ++i) {
     nodes.push_back("worker" + std::to_string(i));
     addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(i)]));

@@ -18,10 +18,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long a run stuck waiting for input (or setting up) gets to reach a consistent stop on its
-// own before it is abandoned; well under the second a signal must be honoured in.
-constexpr auto kGrace = std::chrono::milliseconds(500);
-
 // A signal handler reaches only static storage and async-signal-safe calls: it records the
 // signal, sets the stop flag and wakes the watcher thread through a pipe.
 std::atomic<bool> stop_requested{false};
@@ -48,8 +44,9 @@ extern "C" void on_signal(int sig) {
 
 }  // namespace
 
-RunInterrupts::RunInterrupts(std::function<void(int, RunPhase)> abandon)
-    : abandon_(std::move(abandon)) {
+RunInterrupts::RunInterrupts(std::string command, std::chrono::milliseconds grace,
+                             std::function<void(int, RunPhase)> abandon)
+    : command_(std::move(command)), grace_(grace), abandon_(std::move(abandon)) {
   if (::pipe(wake_pipe) != 0)
     throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
   watcher_ = std::thread([this] { watch(); });
@@ -81,9 +78,19 @@ void RunInterrupts::watch() {
     if (ready > 0) {
       char byte = 0;
       if (::read(wake_pipe[0], &byte, 1) == 1 && byte == kQuit) return;
-      if (!since) since = Clock::now();
+      if (!since) {
+        since = Clock::now();
+        // Said once the handler has counted the signal: a signal sent after this line is the
+        // second one, never merged with the first.
+        const int sig = first_signal.load();
+        std::fprintf(stderr,
+                     "%s: %s received, stopping after the current step (a second signal exits "
+                     "at once)\n",
+                     command_.c_str(), sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        std::fflush(stderr);
+      }
     }
-    if (!since || Clock::now() - *since < kGrace) continue;
+    if (!since || Clock::now() - *since < grace_) continue;
     // A step or a checkpoint ends by itself; input that has not come in the grace period may
     // never come, and setting up has nothing to save.
     RunPhase phase = phase_.load();

@@ -55,14 +55,15 @@ int train_from_command_line(const std::string& command, const RunCommandOptions&
     }
   }
   const std::string resume_with = resume_command(o.file, run_dir, o.steps);
-  RunInterrupts interrupts([&](int sig, RunPhase phase) {
+  RunInterrupts interrupts(command, o.stop_grace, [&](int sig, RunPhase phase) {
     std::fprintf(stderr,
-                 "%s: interrupted by %s while %s; gave up after 0.5 s without a new "
+                 "%s: interrupted by %s while %s; gave up after %g s without a new "
                  "checkpoint\n",
                  command.c_str(), signal_name(sig),
                  phase == RunPhase::waiting_for_input ? "waiting for input (the input pipeline "
                                                         "produced no batch)"
-                                                      : "setting up the run");
+                                                      : "setting up the run",
+                 double(o.stop_grace.count()) / 1000);
     if (auto latest = checkpoint::latest_checkpoint(run_dir))
       std::printf("  checkpoint:  %s\nresume with: %s\n", latest->c_str(), resume_with.c_str());
   });

@@ -3,6 +3,7 @@
 // training of one experiment with its progress, summary, interrupt handling and exit code. A
 // server passes the cluster it is a worker of; `run` trains with every replica in this process.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,11 +19,17 @@ struct PsRemoteCluster;
 
 namespace troupe::cli {
 
+/// After the first signal, how long a run waiting for input or setting up gets to reach a stop
+/// by itself before it is abandoned (cli/run_interrupts.hpp).
+constexpr std::chrono::milliseconds kDefaultStopGrace{500};
+
 struct RunCommandOptions {
   std::string file;  ///< experiment YAML; empty: the embedded demo
   std::string timeline, dir;
   bool resume = false, overwrite = false;
   int64_t steps = 0;
+  /// `troupe run --stop-grace-ms`; a server and the launcher keep the default.
+  std::chrono::milliseconds stop_grace = kDefaultStopGrace;
 };
 
 /// --resume, --overwrite, --timeline, --dir, --steps (and the positional FILE as "file").

@@ -21,6 +21,7 @@
 #include "core/status.hpp"
 #include "messages/system_config.hpp"
 #include "net/cluster_credentials.hpp"
+#include "net/loopback_port_reservation.hpp"
 #include "tests/process/child_process.hpp"
 
 namespace troupe::testing {
@@ -28,25 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-// `count` distinct ports on 127.0.0.1 that nothing listens on right now (the OS picks them; each
-// socket stays bound until all are known, so no port comes back twice).
-std::vector<int> free_ports(int count) {
-  std::vector<int> fds, ports;
-  for (int i = 0; i < count; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds) ::close(fd);
-  return ports;
-}
 
 Tensor floats(Shape shape, std::vector<float> values) {
   return Tensor::from_vector<float>(std::move(shape), values);
@@ -64,7 +46,10 @@ class PsServer : public ::testing::Test {
  protected:
   void make_cluster(int ps, bool tls = true) {
     std::vector<std::string> nodes{"client"}, addresses;
-    const std::vector<int> ports = free_ports(ps);
+    // Held until the test ends, as `troupe launch` holds its tasks' ports: nothing else on the
+    // machine takes one before its task listens (or while a task is restarted on it).
+    reserved_ = std::make_unique<net::LoopbackPortReservation>(ps);
+    const std::vector<int>& ports = reserved_->ports();
     for (int k = 0; k < ps; ++k) {
       nodes.push_back("ps" + std::to_string(k));
       addresses.push_back("127.0.0.1:" + std::to_string(ports[size_t(k)]));
@@ -109,6 +94,7 @@ class PsServer : public ::testing::Test {
     return o;
   }
 
+  std::unique_ptr<net::LoopbackPortReservation> reserved_;
   ClusterCredentials credentials_;
   ClusterSpec cluster_;
   std::string cluster_file_;

@@ -98,16 +98,31 @@ std::string fifo_experiment(const fs::path& dir) {
 }  // namespace
 
 TEST(CliRunInterrupt, ARunBlockedOnAFifoExitsOnEitherSignal) {
-  for (auto [sig, code] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
-    auto dir = tt::fresh_run_test_dir("fifo-" + std::to_string(sig));
+  // SIGINT with the default grace period, SIGTERM with --stop-grace-ms 250.
+  struct Case {
+    int sig, code;
+    std::vector<std::string> grace;
+    std::string taken, gave_up;
+  };
+  for (const Case& c : {Case{SIGINT, 130, {}, "troupe run: SIGINT received", "gave up after 0.5 s"},
+                        Case{SIGTERM,
+                             143,
+                             {"--stop-grace-ms", "250"},
+                             "troupe run: SIGTERM received",
+                             "gave up after 0.25 s"}}) {
+    auto dir = tt::fresh_run_test_dir("fifo-" + std::to_string(c.sig));
     auto file = fifo_experiment(dir);
-    TroupeProcess p({"run", file, "--dir", (dir / "run").string()});
+    std::vector<std::string> args{"run", file, "--dir", (dir / "run").string()};
+    args.insert(args.end(), c.grace.begin(), c.grace.end());
+    TroupeProcess p(args);
     ASSERT_TRUE(tt::read_line_starting(p, "troupe run: fifo", 60s)) << p.err();
     std::this_thread::sleep_for(1s);  // into the read that never returns
-    p.signal(sig);
-    EXPECT_EQ(p.wait(10s), code) << p.err();  // nullopt (killed at the deadline) if it hung
+    p.signal(c.sig);
+    EXPECT_EQ(p.wait(10s), c.code) << p.err();  // nullopt (killed at the deadline) if it hung
+    EXPECT_TRUE(contains(p.err(), c.taken)) << p.err();
     EXPECT_TRUE(contains(p.err(), "interrupted by")) << p.err();
     EXPECT_TRUE(contains(p.err(), "while waiting for input")) << p.err();
+    EXPECT_TRUE(contains(p.err(), c.gave_up)) << p.err();
     fs::remove_all(dir);
   }
 }
@@ -115,14 +130,26 @@ TEST(CliRunInterrupt, ARunBlockedOnAFifoExitsOnEitherSignal) {
 TEST(CliRunInterrupt, ASecondSigintExitsAtOnce) {
   auto dir = tt::fresh_run_test_dir("twice");
   auto file = fifo_experiment(dir);
-  TroupeProcess p({"run", file, "--dir", (dir / "run").string()});
+  // Nobody writes the FIFO, so the first signal's stop can only end by giving up after the grace
+  // period, which is longer than any test runs: only the second signal can end the run. (Were
+  // the signal taken while setting up, the stop would wait on the same FIFO for its checkpoint.)
+  TroupeProcess p({"run", file, "--dir", (dir / "run").string(), "--stop-grace-ms", "3600000"});
   ASSERT_TRUE(tt::read_line_starting(p, "troupe run: fifo", 60s)) << p.err();
-  std::this_thread::sleep_for(1s);
   p.signal(SIGINT);
-  // Two signals sent back to back may arrive as one; well inside the first one's grace period.
-  std::this_thread::sleep_for(100ms);
+  // The process says it took the first signal: the next one is a second signal, not merged into
+  // the first.
+  auto taken = tt::read_err_line_containing(p, "troupe run: SIGINT received", 60s);
+  ASSERT_TRUE(taken) << p.err();
+  EXPECT_TRUE(contains(*taken, "a second signal exits at once")) << *taken;
   p.signal(SIGINT);
-  EXPECT_EQ(p.wait(10s), 130) << p.err();
+  EXPECT_EQ(p.wait(60s), 130) << p.err();  // nullopt (killed at the deadline) if it hung
   EXPECT_TRUE(contains(p.err(), "second signal, exiting at once")) << p.err();
+  EXPECT_FALSE(contains(p.err(), "gave up after")) << p.err();
   fs::remove_all(dir);
+}
+
+TEST(CliRunInterrupt, ANegativeStopGraceIsAUsageError) {
+  TroupeProcess p({"run", "--stop-grace-ms", "-1"});
+  EXPECT_EQ(p.wait(60s), 2) << p.err();
+  EXPECT_TRUE(contains(p.err(), "--stop-grace-ms must be >= 0, got -1")) << p.err();
 }

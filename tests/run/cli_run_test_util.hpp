@@ -55,6 +55,21 @@ inline std::optional<std::string> read_line_starting(TroupeProcess& p, const std
   return std::nullopt;
 }
 
+/// Reads stderr lines until one contains `text` (returned) or `timeout` passes. The lines read
+/// leave p.err().
+inline std::optional<std::string> read_err_line_containing(TroupeProcess& p,
+                                                           const std::string& text,
+                                                           std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    while (auto line = p.take_err_line())
+      if (line->find(text) != std::string::npos) return line;
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || p.output_closed()) return std::nullopt;
+    p.pump_for(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
+  }
+}
+
 /// The arguments after "troupe" of a printed "resume with: troupe run ..." line (the tests' paths
 /// need no shell quoting).
 inline std::vector<std::string> resume_args(const std::string& line) {
