@@ -10,6 +10,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <vector>
 
 #include "bench/bench_table.hpp"
 #include "bench/memcpy_bandwidth.hpp"
@@ -39,29 +40,28 @@ double time_in_process(Strategy& strategy, size_t bytes) {
   // Enough iterations for ~0.3 s, at least 8 (a handful of 64 MiB rounds swung 3x run to run).
   int iterations = int(std::max<size_t>(
       8, std::min<size_t>(20000, (size_t(300) << 20) / std::max<size_t>(bytes, 1) / 4)));
+  // Each replica's input is made once, outside every timed run: a fill inside them cost a 64 MiB
+  // round ~10 ms. (Cancelling it by subtracting a 1-iteration run from a long one gave 0 us for
+  // 1 MiB when the short run happened to be the slower one on this shared machine.)
+  const int n = strategy.num_replicas_in_sync();
+  std::vector<Tensor> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(Tensor::filled<float>({count}, float(r + 1)));
   auto step = [&](int iters) {
-    return [count, iters](ReplicaContext& c, const std::vector<Tensor>&) {
-      Tensor t = Tensor::filled<float>({count}, float(c.replica_id_in_sync_group() + 1));
+    return [&inputs, iters](ReplicaContext& c, const std::vector<Tensor>&) {
+      const Tensor& t = inputs.at(size_t(c.replica_id_in_sync_group()));
       Tensor out;
       for (int i = 0; i < iters; ++i) out = c.all_reduce(ReduceOp::sum, t);
       return std::vector<Tensor>{out};
     };
   };
-  auto timed = [&](int iters) {
-    auto start = std::chrono::steady_clock::now();
-    auto out = strategy.run(step(iters));
-    return std::make_pair(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), out);
-  };
   // Warm-up: threads, and as many pooled buffers as a loop keeps alive at once (the previous
-  // result, the new one, the inputs); a buffer faulted in inside the timed runs costs ~16k
-  // page faults per 64 MiB and made single runs of this benchmark bimodal.
-  timed(3);
-  // The difference of two runs cancels what is not the all-reduce (run(), the input fill).
-  double one = timed(1).first;
-  auto [many, out] = timed(iterations + 1);
-  double seconds = std::max(many - one, 1e-9);
-  const int n = strategy.num_replicas_in_sync();
+  // result and the new one); a buffer faulted in inside the timed run costs ~16k page faults
+  // per 64 MiB and made single runs of this benchmark bimodal.
+  strategy.run(step(3));
+  auto start = std::chrono::steady_clock::now();
+  auto out = strategy.run(step(iterations));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   float expected = float(n * (n + 1) / 2);
   if (count > 0 && out[0].at(0).data<float>()[count - 1] != expected)
     throw internal_error("all-reduce result is wrong: the benchmark measured a broken path");
