@@ -221,7 +221,10 @@ def ps_comparison(ps):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--troupe", default=os.path.join(REPO, "build", "bin", "troupe"))
-    ap.add_argument("--rounds", type=int, default=3)
+    # Five: on the 2-vCPU VMs a single configuration's rounds swing up to 1.6x within minutes
+    # (troupe run 2 replicas 117-195 k examples/s in one hour), so the best of three often
+    # missed every configuration's good phase; five rounds take ~9 minutes.
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", default=None, help="results file (default bench/results/<date>.json)")
     ap.add_argument("--only", default="", help="comma-separated names to run (debugging)")
     args = ap.parse_args()
