@@ -262,9 +262,11 @@ def main():
         "troupe_run_1": lambda: troupe_run(t, spec, 1),
         "troupe_run_2": lambda: troupe_run(t, spec, 2),
         # Rounds as long as the MLP peers' timed part (spec timed_steps), so the best round of
-        # each side averages over as many steps.
+        # each side averages over as many steps; one round per run-all round, as every other
+        # configuration gets (its own default of 5 made its figure the best of 25 samples against
+        # troupe run's 5, on a VM whose speed halves for minutes at a time).
         "troupe_bench_train": lambda: last_json(sh([t, "bench", "train", "--json", "--steps",
-                                                    str(spec["timed_steps"])])),
+                                                    str(spec["timed_steps"]), "--rounds", "1"])),
         "tensorflow_single": lambda: last_json(sh([VENV_PYTHON, os.path.join(HERE, "tf_mlp.py"),
                                                    "--mode", "single", "--spec", spec_path,
                                                    "--cache", cache])),
