@@ -104,8 +104,13 @@ TEST(LoopbackPortReservation, ATaskPublishesOnAHeldPortAndIsReachedThroughIt) {
   const uint16_t port = uint16_t(reserved.ports()[0]);
   caf::actor_system_config server_cfg;
   caf::actor_system server{networked(server_cfg)};
-  caf::actor echo =
-      server.spawn([]() -> caf::behavior { return {[](int32_t x) { return x + 1; }}; });
+  // Actors are spawned with an argument: CAF 0.17 dereferences a null argument tuple for a
+  // function actor spawned without any (UBSan stops the test there).
+  caf::actor echo = server.spawn(
+      [](caf::event_based_actor*, int32_t offset) -> caf::behavior {
+        return {[offset](int32_t x) { return x + offset; }};
+      },
+      int32_t{1});
   auto published = publish_actor(server, echo, port, "127.0.0.1", false);
   ASSERT_TRUE(published) << server.render(published.error());
   EXPECT_EQ(*published, port);
@@ -121,7 +126,9 @@ TEST(LoopbackPortReservation, ATaskPublishesOnAHeldPortAndIsReachedThroughIt) {
                  [&](caf::error& e) { ADD_FAILURE() << client.render(e); });
     EXPECT_EQ(answer, 42);
     // The task listens now: a second listener, SO_REUSEADDR or not, cannot take its port.
-    caf::actor other = server.spawn([]() -> caf::behavior { return {[](int32_t) {}}; });
+    caf::actor other = server.spawn(
+        [](caf::event_based_actor*, int32_t) -> caf::behavior { return {[](int32_t) {}}; },
+        int32_t{0});
     EXPECT_FALSE(publish_actor(server, other, port, "127.0.0.1", false));
     EXPECT_EQ(plain_bind_error(port), EADDRINUSE);
     caf::anon_send_exit(other, caf::exit_reason::user_shutdown);
