@@ -191,6 +191,10 @@ std::thread start_replica_thread(caf::actor_system& system, int id,
     // Every kernel of this replica runs on this thread (oneDNN's GEMMs included): its mode is
     // the replica's.
     set_flush_denormals(flush_denormals);
+    // This thread's GEMMs may be shared with the group's idle replicas, and it helps theirs
+    // while it waits (core/work_share.hpp). A helper runs another replica's block in its own
+    // float mode: every replica of a group has the same one.
+    WorkShare::Member member(shared->work_share, id);
     // The thread's own mailbox for the replies to its requests (collectives to its peer).
     caf::scoped_actor self{system};
     replica(self.ptr(), id, std::move(shared), std::move(barrier), std::move(peer));

@@ -25,6 +25,7 @@
 #include "core/status.hpp"
 #include "core/step_exchange.hpp"
 #include "core/tensor.hpp"
+#include "core/work_share.hpp"
 
 namespace troupe {
 
@@ -75,7 +76,8 @@ struct ReplicaGroupShared {
       : slots(size_t(replicas)),
         steps(replicas),
         merge_timeout(merge_timeout),
-        rounds(slots, merge_timeout) {}
+        rounds(slots, merge_timeout),
+        work_share(replicas) {}
 
   int size() const { return int(slots.size()); }
 
@@ -103,6 +105,8 @@ struct ReplicaGroupShared {
   StepExchange<StepOrder> steps;  ///< run(): orders to the replicas, their reports back
   std::chrono::milliseconds merge_timeout;
   MergeRounds rounds;  ///< merge_call, decided by the replica threads (after slots)
+  /// Row blocks of one replica's large GEMM that a replica waiting in a collective runs.
+  WorkShare work_share;
 
  private:
   /// One value per collective instance that each replica of the group claims once: the first

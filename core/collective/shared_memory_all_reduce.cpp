@@ -7,7 +7,7 @@
 
 #include "core/collective/chunk_layout.hpp"
 #include "core/finite_scan.hpp"
-#include "core/spin_wait.hpp"
+#include "core/work_share.hpp"
 
 namespace troupe {
 namespace {
@@ -50,7 +50,9 @@ void SharedMemoryAllReduce::abort(const std::string& why) {
 
 void SharedMemoryAllReduce::await_all(const std::atomic<int>& counter, const char* stage,
                                       std::chrono::steady_clock::time_point deadline) {
-  if (spin_until([&] {
+  // A replica thread that waits here runs row blocks of the others' GEMMs meanwhile: the
+  // slower replica's step then ends sooner (core/work_share.hpp).
+  if (spin_until_helping([&] {
         return counter.load(std::memory_order_acquire) == ranks_ ||
                failed_.load(std::memory_order_acquire);
       }) &&

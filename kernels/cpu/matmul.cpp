@@ -1,11 +1,16 @@
 // Matrix multiply, row-major: float32 through the chosen CPU GEMM library (OpenBLAS's
-// cblas_sgemm or oneDNN's dnnl_sgemm), float64 through OpenBLAS (oneDNN has no dgemm).
+// cblas_sgemm or oneDNN's dnnl_sgemm), float64 through OpenBLAS (oneDNN has no dgemm). A large
+// float32 GEMM on a replica thread may be cut into row blocks that an idle replica of the same
+// process runs (core/work_share.hpp); the bits are the same either way.
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "core/work_share.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 
 namespace troupe::cpu {
@@ -27,14 +32,105 @@ bool handle_empty(const MatmulArgs& x) {
   return true;
 }
 
-void openblas_matmul_f32(const MatmulArgs& x) {
-  if (handle_empty<float>(x)) return;
+void openblas_sgemm(const MatmulArgs& x, int64_t lda, int64_t ldb, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, x.transpose_a ? CblasTrans : CblasNoTrans,
               x.transpose_b ? CblasTrans : CblasNoTrans, int(x.m), int(x.n), int(x.k),
-              float(x.alpha), static_cast<const float*>(x.a), int(lda(x)),
-              static_cast<const float*>(x.b), int(ldb(x)), float(x.beta), static_cast<float*>(x.c),
-              int(ld(x.n)));
+              float(x.alpha), static_cast<const float*>(x.a), int(lda),
+              static_cast<const float*>(x.b), int(ldb), float(x.beta), static_cast<float*>(x.c),
+              int(ldc));
 }
+
+using SgemmFn = void (*)(const MatmulArgs&, int64_t lda, int64_t ldb, int64_t ldc);
+
+// GEMMs of at least this many FLOPs are offered to idle replicas: the MLP 784-256-10's two
+// large ones (51 MFLOP at batch 128) are; its 0.6 MFLOP ones end before a helper could start.
+constexpr double kShareMinFlops = 8e6;
+// Rows per block at least: 16-row blocks of 784 x 256 still run at 85 % of the whole call.
+constexpr int64_t kShareMinBlockRows = 16;
+
+// Rows [begin, end) of C = op(A) op(B): the same rows of C and of op(A); B is whole. The
+// leading dimensions stay the whole call's.
+MatmulArgs row_block(const MatmulArgs& x, int64_t begin, int64_t end) {
+  MatmulArgs part = x;
+  part.m = end - begin;
+  const int64_t a_row_stride = x.transpose_a ? 1 : lda(x);  // op(A)'s row r starts here
+  part.a = static_cast<const float*>(x.a) + begin * a_row_stride;
+  part.c = static_cast<float*>(x.c) + begin * ld(x.n);
+  return part;
+}
+
+uint64_t shape_key(const MatmulArgs& x) {
+  return (uint64_t(x.m) << 42) ^ (uint64_t(x.n) << 21) ^ uint64_t(x.k) ^
+         (uint64_t(x.transpose_a) << 62) ^ (uint64_t(x.transpose_b) << 63);
+}
+
+// Whether `sgemm` computes the row blocks WorkShare would cut x into with the whole call's bits.
+// Most kernels compute each row of C over the inner dimension in the same order whatever the
+// call's m (OpenBLAS; oneDNN's AVX-512 kernels except for A x B^T), but some choose their
+// blocking by m (oneDNN's AVX2 kernels, for most shapes): cutting those would make results
+// depend on which core was faster. The answer depends on the shape and the kernel, not on the
+// values, so one probe on random values per shape and thread decides it.
+bool cuts_exactly(const MatmulArgs& x, SgemmFn sgemm) {
+  struct Verdict {
+    uint64_t key;
+    SgemmFn sgemm;
+    double alpha, beta;
+    bool exact;
+  };
+  thread_local std::vector<Verdict> verdicts;
+  const uint64_t key = shape_key(x);
+  for (const auto& v : verdicts)
+    if (v.key == key && v.sgemm == sgemm && v.alpha == x.alpha && v.beta == x.beta) return v.exact;
+  const int64_t a_size = (x.transpose_a ? x.k : x.m) * lda(x);
+  const int64_t b_size = (x.transpose_b ? x.n : x.k) * ldb(x);
+  uint32_t state = 12345;
+  auto fill = [&](std::vector<float>& v) {
+    for (float& f : v) f = float((state = state * 1664525u + 1013904223u) >> 8) / 8388608.0f - 1;
+  };
+  std::vector<float> a(static_cast<size_t>(a_size)), b(static_cast<size_t>(b_size)),
+      whole(static_cast<size_t>(x.m * x.n));
+  fill(a);
+  fill(b);
+  fill(whole);
+  std::vector<float> cut = whole;  // beta reads C
+  MatmulArgs probe = x;
+  probe.a = a.data();
+  probe.b = b.data();
+  probe.c = whole.data();
+  sgemm(probe, lda(x), ldb(x), ld(x.n));
+  probe.c = cut.data();
+  const int64_t rows = WorkShare::block_rows(x.m, kShareMinBlockRows);
+  for (int64_t begin = 0; begin < x.m; begin += rows)
+    sgemm(row_block(probe, begin, std::min(x.m, begin + rows)), lda(x), ldb(x), ld(x.n));
+  const bool exact = std::memcmp(whole.data(), cut.data(), whole.size() * sizeof(float)) == 0;
+  verdicts.push_back({key, sgemm, x.alpha, x.beta, exact});
+  return exact;
+}
+
+struct SharedSgemm {
+  const MatmulArgs* whole;
+  SgemmFn sgemm;
+};
+
+void run_sgemm(const MatmulArgs& x, SgemmFn sgemm) {
+  if (handle_empty<float>(x)) return;
+  WorkShare* share = WorkShare::current();
+  if (!share || !share->sharing() ||
+      2.0 * double(x.m) * double(x.n) * double(x.k) < kShareMinFlops || !cuts_exactly(x, sgemm)) {
+    sgemm(x, lda(x), ldb(x), ld(x.n));
+    return;
+  }
+  const SharedSgemm job{&x, sgemm};
+  share->run_rows(
+      WorkShare::current_member(), shape_key(x), x.m, kShareMinBlockRows,
+      [](const void* context, int64_t begin, int64_t end) {
+        const auto& j = *static_cast<const SharedSgemm*>(context);
+        j.sgemm(row_block(*j.whole, begin, end), lda(*j.whole), ldb(*j.whole), ld(j.whole->n));
+      },
+      &job);
+}
+
+void openblas_matmul_f32(const MatmulArgs& x) { run_sgemm(x, openblas_sgemm); }
 
 void openblas_matmul_f64(const MatmulArgs& x) {
   if (handle_empty<double>(x)) return;
@@ -44,10 +140,7 @@ void openblas_matmul_f64(const MatmulArgs& x) {
               int(ldb(x)), x.beta, static_cast<double*>(x.c), int(ld(x.n)));
 }
 
-void onednn_matmul_f32(const MatmulArgs& x) {
-  if (handle_empty<float>(x)) return;
-  onednn_sgemm(x, lda(x), ldb(x), ld(x.n));
-}
+void onednn_matmul_f32(const MatmulArgs& x) { run_sgemm(x, onednn_sgemm); }
 
 }  // namespace
 
