@@ -4,6 +4,7 @@
 // Both run one thread per call: replicas already run one per core. Which one a default registry
 // uses was decided by measurement (docs/kernels.md); `troupe bench train` measures both.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,11 @@ CpuGemm default_cpu_gemm();
 /// The instruction set oneDNN dispatches to on this CPU (e.g. "avx512_core_bf16", "avx2"), or
 /// "none" when oneDNN is not compiled in.
 std::string onednn_cpu_isa();
+
+/// Whether `gemm` computes row blocks of op(A) op(B) (m x n, inner k) with the whole call's bits
+/// on this CPU: only such shapes are cut for an idle replica to share (core/work_share.hpp).
+/// Probed once per shape, alpha, beta and thread, on random values (kernels/cpu/matmul.cpp).
+bool cpu_gemm_row_blocks_exact(CpuGemm gemm, int64_t m, int64_t n, int64_t k, bool transpose_a,
+                               bool transpose_b, double alpha = 1.0, double beta = 0.0);
 
 }  // namespace troupe

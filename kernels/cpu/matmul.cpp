@@ -12,6 +12,7 @@
 
 #include "core/work_share.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu_gemm.hpp"
 
 namespace troupe::cpu {
 namespace {
@@ -159,3 +160,20 @@ void register_matmul(KernelRegistry& r, CpuGemm float32_gemm) {
 void use_single_threaded_blas() { openblas_set_num_threads(1); }
 
 }  // namespace troupe::cpu
+
+namespace troupe {
+
+bool cpu_gemm_row_blocks_exact(CpuGemm gemm, int64_t m, int64_t n, int64_t k, bool transpose_a,
+                               bool transpose_b, double alpha, double beta) {
+  MatmulArgs x;
+  x.m = m;
+  x.n = n;
+  x.k = k;
+  x.transpose_a = transpose_a;
+  x.transpose_b = transpose_b;
+  x.alpha = alpha;
+  x.beta = beta;
+  return cpu::cuts_exactly(x, gemm == CpuGemm::onednn ? cpu::onednn_sgemm : cpu::openblas_sgemm);
+}
+
+}  // namespace troupe
