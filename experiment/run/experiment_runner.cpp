@@ -42,7 +42,7 @@ std::map<std::string, DistributedVariable> checkpointed_variables(Trainer& train
   return vars;
 }
 
-std::string save(Trainer& trainer, DistributedIterator& iterator, const std::string& dir,
+std::string save(Trainer& trainer, const std::string& input_position, const std::string& dir,
                  int64_t step, int replicas, int64_t keep) {
   std::map<std::string, Tensor> tensors;
   // A GPU run's variables live in device memory; the checkpoint file holds host bytes.
@@ -50,7 +50,7 @@ std::string save(Trainer& trainer, DistributedIterator& iterator, const std::str
     tensors.emplace(name, to_host(v.save_value()));
   tensors.emplace("optimizer/iterations",
                   Tensor::from_scalar<int64_t>(trainer.optimizer().iterations()));
-  std::map<std::string, std::string> blobs{{"iterator", iterator.save()},
+  std::map<std::string, std::string> blobs{{"iterator", input_position},
                                            {"replicas", std::to_string(replicas)}};
   return checkpoint::write_checkpoint(dir, step, tensors, blobs, {keep});
 }
@@ -215,9 +215,15 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
   std::optional<Clock::time_point> steady_start;
   ProgressPoint point{step, total};
   auto checkpoint_now = [&] {
-    set_phase(RunPhase::checkpoint);
     Timeline::Span span(tl, "checkpoint", "checkpoint", 0);
-    summary.checkpoint = save(*trainer, iterator, write_dir, step, replicas, e.train().keep());
+    // The input position comes from the input workers, which may be blocked themselves on input
+    // that never comes (a FIFO nobody writes, opened as the run set up): a stop gives up on that
+    // wait like on any other wait for input, before anything of the checkpoint is written.
+    set_phase(RunPhase::waiting_for_input);
+    const std::string input_position = iterator.save();
+    set_phase(RunPhase::checkpoint);
+    summary.checkpoint =
+        save(*trainer, input_position, write_dir, step, replicas, e.train().keep());
     set_phase(RunPhase::step);
   };
 

@@ -5,8 +5,11 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "tests/run/cli_run_test_util.hpp"
@@ -95,6 +98,26 @@ std::string fifo_experiment(const fs::path& dir) {
       "optimizer: {kind: sgd, learning_rate: 0.1}\ntrain: {steps: 10}\n");
 }
 
+// Whether a thread of `pid` sleeps in the kernel opening or reading a FIFO (its wchan: opening a
+// FIFO without a writer waits for one, reading one waits for data), polled until `deadline`.
+bool blocked_on_the_fifo(pid_t pid, std::chrono::seconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  const fs::path tasks = fs::path("/proc") / std::to_string(pid) / "task";
+  do {
+    std::error_code ec;
+    for (const auto& task : fs::directory_iterator(tasks, ec)) {
+      std::ifstream in(task.path() / "wchan");
+      std::string wchan;
+      std::getline(in, wchan);
+      if (wchan == "wait_for_partner" || wchan == "pipe_read" || wchan == "pipe_wait" ||
+          wchan == "anon_pipe_read")
+        return true;
+    }
+    std::this_thread::sleep_for(10ms);
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
+
 }  // namespace
 
 TEST(CliRunInterrupt, ARunBlockedOnAFifoExitsOnEitherSignal) {
@@ -116,7 +139,7 @@ TEST(CliRunInterrupt, ARunBlockedOnAFifoExitsOnEitherSignal) {
     args.insert(args.end(), c.grace.begin(), c.grace.end());
     TroupeProcess p(args);
     ASSERT_TRUE(tt::read_line_starting(p, "troupe run: fifo", 60s)) << p.err();
-    std::this_thread::sleep_for(1s);  // into the read that never returns
+    ASSERT_TRUE(blocked_on_the_fifo(p.pid(), 60s)) << p.err();  // the read that never returns
     p.signal(c.sig);
     EXPECT_EQ(p.wait(10s), c.code) << p.err();  // nullopt (killed at the deadline) if it hung
     EXPECT_TRUE(contains(p.err(), c.taken)) << p.err();
