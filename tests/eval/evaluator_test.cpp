@@ -146,8 +146,12 @@ TEST_F(EvaluatorTest, TensorBoardScalarsUnderTheEvalDirectory) {
   auto scalars = read_scalar_events(events);
   std::vector<std::string> seen;
   for (auto& s : scalars) {
-    if (s.tag == "eval/loss" && s.step == 8) EXPECT_NEAR(s.value, results[1].loss, 1e-6);
-    if (s.tag == "eval/accuracy" && s.step == 8) EXPECT_NEAR(s.value, results[1].accuracy, 1e-6);
+    if (s.tag == "eval/loss" && s.step == 8) {
+      EXPECT_NEAR(s.value, results[1].loss, 1e-6);
+    }
+    if (s.tag == "eval/accuracy" && s.step == 8) {
+      EXPECT_NEAR(s.value, results[1].accuracy, 1e-6);
+    }
     seen.push_back(s.tag + "@" + std::to_string(s.step));
   }
   for (const char* want : {"eval/loss@4", "eval/accuracy@4", "eval/loss@12", "eval/accuracy@12"})
