@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/idle_member.hpp"
+
 namespace troupe {
 namespace {
 
@@ -44,28 +46,7 @@ struct Rows {
   }
 };
 
-// Member 1 on its own thread, idle (and helping) until stop.
-class IdleHelper {
- public:
-  explicit IdleHelper(WorkShare& share, bool help = true)
-      : thread_([this, &share, help] {
-          WorkShare::Member member(share, 1);
-          WorkShare::Idle idle;
-          idle_.store(true);
-          while (!stop_.load())
-            if (!(help && idle.help())) std::this_thread::yield();
-        }) {
-    while (!idle_.load()) std::this_thread::yield();
-  }
-  ~IdleHelper() {
-    stop_.store(true);
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> stop_{false}, idle_{false};
-  std::thread thread_;
-};
+using testing::IdleMember;
 
 TEST(WorkShare, WithoutIdleMembersTheJobRunsWholeOnTheOwner) {
   WorkShare share(2);
@@ -82,7 +63,7 @@ TEST(WorkShare, AnIdleMemberTakesBlocksAndEveryRowRunsOnce) {
   WorkShare share(2);
   if (!share.sharing()) GTEST_SKIP() << "fewer than 2 usable cores";
   WorkShare::Member member(share, 0);
-  IdleHelper helper(share);
+  IdleMember helper(share);
   Rows rows(64);
   rows.owner_waits_for_helper = true;
   share.run_rows(0, 7, 64, 16, Rows::run, &rows);
@@ -98,7 +79,7 @@ TEST(WorkShare, AnIdleMemberTakesBlocksAndEveryRowRunsOnce) {
 TEST(WorkShare, ShortJobsAndSmallCutsRunWhole) {
   WorkShare share(2);
   if (!share.sharing()) GTEST_SKIP() << "fewer than 2 usable cores";
-  IdleHelper helper(share);
+  IdleMember helper(share);
   Rows rows(31);
   share.run_rows(0, 7, 31, 16, Rows::run, &rows);  // 2 blocks of 16 would not fit
   EXPECT_EQ(rows.calls.load(), 1);
@@ -111,7 +92,7 @@ TEST(WorkShare, AShapeWaitedForLastTimeIsCutAgainAndStopsBeingCutWhenNobodyHelps
   {
     // Someone idle (not helping) when the call ends: the shape is marked.
     Rows rows(64);
-    IdleHelper waiter(share, /*help=*/false);
+    IdleMember waiter(share, /*help=*/false);
     share.run_rows(0, 9, 64, 16, Rows::run, &rows);
     EXPECT_EQ(rows.calls.load(), 4);  // idle at the start: cut at once
   }
@@ -143,7 +124,7 @@ TEST(WorkShare, ABlockThatThrowsOnAnyThreadIsRethrownByTheOwner) {
   WorkShare share(2);
   if (!share.sharing()) GTEST_SKIP() << "fewer than 2 usable cores";
   WorkShare::Member member(share, 0);
-  IdleHelper helper(share);
+  IdleMember helper(share);
   try {
     share.run_rows(0, 11, 64, 16, throw_on_the_helper, nullptr);
     FAIL() << "no exception";

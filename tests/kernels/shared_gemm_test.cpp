@@ -9,14 +9,13 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstring>
-#include <thread>
 
 #include "core/work_share.hpp"
 #include "kernels/cpu_gemm.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/registry.hpp"
+#include "tests/common/idle_member.hpp"
 
 namespace troupe {
 namespace {
@@ -34,32 +33,12 @@ Tensor product(const Ops& ops, const Case& c, double beta) {
   return out;
 }
 
-// Member 1 of `share` on its own thread, idle and helping until destroyed.
-class IdleReplica {
- public:
-  explicit IdleReplica(WorkShare& share)
-      : thread_([this, &share] {
-          WorkShare::Member member(share, 1);
-          WorkShare::Idle idle;
-          while (!stop_.load())
-            if (!idle.help()) std::this_thread::yield();
-        }) {
-    while (share.idle_members() == 0) std::this_thread::yield();
-  }
-  ~IdleReplica() {
-    stop_.store(true);
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
+using testing::IdleMember;
 
 TEST(SharedGemm, AMatmulWithAnIdleReplicaGivesTheWholeCallsBits) {
   WorkShare share(2);
   if (!share.sharing()) GTEST_SKIP() << "fewer than 2 usable cores";
-  IdleReplica idle(share);
+  IdleMember idle(share);
   // The MLP's two large GEMMs at batch 128 and 256, a ragged cut, every transpose.
   const Case cases[] = {{128, 784, 256, false, false}, {784, 128, 256, true, false},
                         {256, 784, 256, false, false}, {300, 100, 277, false, true},
