@@ -98,11 +98,14 @@ def versions(troupe):
     return out
 
 
-def troupe_experiment_yaml(spec, replicas):
-    devices = ", ".join(f"CPU:{i}" for i in range(replicas))
+def troupe_experiment_yaml(spec, replicas, device="CPU"):
+    """The spec as a troupe experiment: mirrored over `replicas` devices of type `device` (CPU
+    replicas reduce with the ring, GPU replicas with NCCL)."""
+    devices = ", ".join(f"{device}:{i}" for i in range(replicas))
+    cross = "nccl" if device == "GPU" else "ring"
     return (f"name: peers-mlp-{replicas}\nseed: {spec['seed']}\n"
             f"strategy: {{kind: mirrored, devices: [{devices}], "
-            f"cross_device_ops: {{kind: ring, num_packs: 1}}}}\n"
+            f"cross_device_ops: {{kind: {cross}, num_packs: 1}}}}\n"
             f"model: {{kind: mlp, input_dim: {spec['input_dim']}, hidden: {spec['hidden']}, "
             f"classes: {spec['classes']}}}\n"
             f"data: {{kind: synthetic_classification, examples: {spec['examples']}, "
@@ -112,14 +115,14 @@ def troupe_experiment_yaml(spec, replicas):
             f"log_every: {spec['window']}}}\n")
 
 
-def troupe_run(troupe, spec, replicas):
+def troupe_run(troupe, spec, replicas, device="CPU"):
     """`troupe run` of the spec; examples/s of the steps after the warm-up window(s), from the
     per-window rates troupe writes to metrics.csv."""
     if spec["warmup_steps"] % spec["window"] or spec["timed_steps"] % spec["window"]:
         raise ValueError("mlp spec: warmup_steps and timed_steps must be multiples of window")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "mlp.yaml")
-        open(path, "w").write(troupe_experiment_yaml(spec, replicas))
+        open(path, "w").write(troupe_experiment_yaml(spec, replicas, device))
         out = sh([troupe, "run", "--file", path, "--dir", os.path.join(tmp, "run")])
         rows = [l.split(",") for l in open(os.path.join(tmp, "run", "metrics.csv")).read()
                 .strip().splitlines()[1:]]
@@ -130,8 +133,9 @@ def troupe_run(troupe, spec, replicas):
     timed = [rate for step, rate in zip(steps, rates) if step > spec["warmup_steps"]]
     seconds = sum(window * batch / r for r in timed)
     summary = re.search(r"finished at step \d+: .*?, ([0-9.]+) examples/s", out)
-    return {"peer": "troupe", "config": f"troupe run, mirrored, {replicas} replica(s), ring, "
-            "8 steps per strategy.run", "replicas": replicas,
+    cross = "nccl" if device == "GPU" else "ring"
+    return {"peer": "troupe", "config": f"troupe run, mirrored, {replicas} {device} replica(s), "
+            f"{cross}, 8 steps per strategy.run", "replicas": replicas,
             "examples_per_s": len(timed) * window * batch / seconds,
             "examples_per_s_whole_run": float(summary.group(1)) if summary else None,
             "first_loss": losses[0], "final_loss": losses[-1], "window_losses": losses}

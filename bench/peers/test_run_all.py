@@ -72,6 +72,9 @@ def main():
                  "learning_rate: 0.1", "steps: 208", "log_every: 8"):
         expect(line in yaml, f"the experiment for troupe run lacks '{line}':\n{yaml}")
     expect("shuffle" not in yaml, "the peers read the data in order: troupe must not shuffle")
+    gpu = run_all.troupe_experiment_yaml(spec, 1, "GPU")
+    for line in ("devices: [GPU:0]", "kind: nccl"):
+        expect(line in gpu, f"the GPU experiment for troupe run lacks '{line}':\n{gpu}")
 
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)

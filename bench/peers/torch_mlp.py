@@ -36,19 +36,20 @@ def build_model(spec, params):
     return torch.nn.Sequential(*layers)
 
 
-def train(rank, world, threads, spec, cache, store_path, out_path):
+def train(rank, world, threads, spec, cache, store_path, out_path, device="cpu"):
     torch.set_num_threads(threads)
     if world > 1:
         os.environ["GLOO_SOCKET_IFNAME"] = "lo"
         dist.init_process_group("gloo", init_method="file://" + store_path, rank=rank,
                                 world_size=world)
     x, y, params = troupe_data.mlp_workload(spec, cache)
-    model = build_model(spec, params)
+    model = build_model(spec, params).to(device)
     if world > 1:
         model = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=spec["learning_rate"])
     batch, local = spec["global_batch"], spec["global_batch"] // world
-    xs, ys = torch.from_numpy(x), torch.from_numpy(y)
+    xs, ys = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     losses = []
 
     def step(s):
@@ -64,11 +65,13 @@ def train(rank, world, threads, spec, cache, store_path, out_path):
         step(s)
     if world > 1:
         dist.barrier()
+    sync()
     start = time.perf_counter()
     for s in range(spec["warmup_steps"], spec["warmup_steps"] + spec["timed_steps"]):
         step(s)
+    sync()  # CUDA launches are asynchronous: the time ends when the GPU is done
     seconds = time.perf_counter() - start
-    local_losses = torch.stack(losses)
+    local_losses = torch.stack(losses).cpu()
     if world > 1:  # the global batch's loss is the mean of the ranks' means (equal halves)
         dist.all_reduce(local_losses)
         local_losses /= world
@@ -91,22 +94,27 @@ def main():
     ap.add_argument("--ranks", type=int, choices=[1, 2], required=True)
     ap.add_argument("--spec", required=True)
     ap.add_argument("--cache", default=None)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="cuda: the one-process run on GPU 0 (model and whole data set on the GPU)")
     ap.add_argument("--threads", type=int, default=0,
                     help="threads per rank (default: cores / ranks, as PyTorch recommends)")
     args = ap.parse_args()
     threads = args.threads or max(1, os.cpu_count() // args.ranks)
+    if args.device == "cuda" and args.ranks != 1:
+        ap.error("--device cuda runs one process (--ranks 1)")
     spec = json.load(open(args.spec))
     troupe_data.mlp_workload(spec, args.cache)  # fill the cache once, before the ranks start
     with tempfile.TemporaryDirectory() as tmp:
         store, out = os.path.join(tmp, "store"), os.path.join(tmp, "out.json")
         if args.ranks == 1:
-            train(0, 1, threads, spec, args.cache, store, out)
+            train(0, 1, threads, spec, args.cache, store, out, args.device)
         else:
             mp.spawn(train, args=(args.ranks, threads, spec, args.cache, store, out), nprocs=args.ranks)
         result = json.load(open(out))
     losses, window = result["losses"], spec["window"]
     print(json.dumps({
-        "peer": "pytorch", "config": f"one process, {threads} thread(s)" if args.ranks == 1 else
+        "peer": "pytorch", "config": "one process, CUDA GPU 0" if args.device == "cuda" else
+        f"one process, {threads} thread(s)" if args.ranks == 1 else
         "DistributedDataParallel, gloo, 2 ranks", "replicas": args.ranks,
         "version": torch.__version__, "threads_per_rank": threads,
         "examples_per_s": spec["timed_steps"] * spec["global_batch"] / result["seconds"],
