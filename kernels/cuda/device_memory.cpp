@@ -1,6 +1,9 @@
 #include "kernels/cuda/device_memory.hpp"
 
+#include <mutex>
+
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/gpu_block_cache.hpp"
 
 namespace troupe {
 
@@ -13,14 +16,65 @@ int gpu_device_count() {
   return count;
 }
 
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+// The caching allocator's bookkeeping for `device` (kernels/gpu_block_cache.hpp), created on
+// first use with room for a quarter of the device's memory. Never destroyed: at exit the CUDA
+// context may already be gone, and the driver takes the memory back with the process.
+GpuBlockCache& block_cache(int device) {
+  static std::mutex mutex;
+  static GpuBlockCache* caches[kMaxDevices] = {};
+  if (device < 0 || device >= kMaxDevices)
+    throw invalid_argument("GPU device " + std::to_string(device) + " is outside [0, " +
+                           std::to_string(kMaxDevices) + ")");
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!caches[device]) {
+    size_t free_bytes = 0, total_bytes = 0;
+    cuda::check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    caches[device] = new GpuBlockCache(total_bytes / 4);
+  }
+  return *caches[device];
+}
+
+// cudaDeviceSynchronize on the current device (`device`), after which the blocks released before
+// it began are reusable.
+void synchronize_and_recycle(int device, const char* what) {
+  GpuBlockCache& cache = block_cache(device);
+  const uint64_t ticket = cache.synchronizing();
+  cuda::check(cudaDeviceSynchronize(), what);
+  cache.synchronized(ticket);
+}
+
+void* device_malloc(size_t bytes, int device) {
+  void* p = nullptr;
+  cudaError_t status = cudaMalloc(&p, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    // Out of memory: give the cached blocks back to the driver and try once more.
+    cudaGetLastError();
+    synchronize_and_recycle(device, "cudaDeviceSynchronize");
+    for (auto& [block, size] : block_cache(device).drain_free()) cudaFree(block);
+    status = cudaMalloc(&p, bytes);
+  }
+  cuda::check(status, "cudaMalloc");
+  return p;
+}
+
+}  // namespace
+
 Tensor allocate_gpu_tensor(DType dtype, Shape shape, int device) {
   const size_t bytes = size_t(shape.num_elements()) * dtype_size(dtype);
   cuda::check(cudaSetDevice(device), "cudaSetDevice");
-  void* p = nullptr;
-  // cudaMalloc(0) may return null; allocate one byte so every GPU tensor has a real address.
-  cuda::check(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc");
+  // At least one granule, so that every GPU tensor has a real address (cudaMalloc(0) may not).
+  const size_t block_bytes = GpuBlockCache::rounded(bytes);
+  GpuBlockCache& cache = block_cache(device);
+  void* p = cache.take(block_bytes);
+  if (p == nullptr) p = device_malloc(block_bytes, device);
   auto buffer =
-      std::make_shared<Buffer>(p, bytes, MemoryKind::gpu, device, [](void* q) { cudaFree(q); });
+      std::make_shared<Buffer>(p, bytes, MemoryKind::gpu, device, [&cache, block_bytes](void* q) {
+        if (!cache.release(q, block_bytes)) cudaFree(q);
+      });
   return Tensor(dtype, std::move(shape), std::move(buffer));
 }
 
@@ -28,15 +82,15 @@ namespace {
 // Copies on `stream` and waits for it; without a stream, waits for the whole device around the
 // copy so that it is ordered after (and completes before) work on any non-blocking stream.
 void copy_and_wait(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, void* stream,
-                   const char* what) {
+                   int device, const char* what) {
   if (stream != nullptr) {
     cudaStream_t s = cuda::stream_of(stream);
     cuda::check(cudaMemcpyAsync(dst, src, bytes, kind, s), what);
     cuda::check(cudaStreamSynchronize(s), what);
   } else {
-    cuda::check(cudaDeviceSynchronize(), what);
+    synchronize_and_recycle(device, what);
     cuda::check(cudaMemcpy(dst, src, bytes, kind), what);
-    cuda::check(cudaDeviceSynchronize(), what);
+    synchronize_and_recycle(device, what);
   }
 }
 }  // namespace
@@ -47,7 +101,7 @@ Tensor copy_to_gpu(const Tensor& host, int device, void* stream) {
   Tensor gpu = allocate_gpu_tensor(host.dtype(), host.shape(), device);
   if (host.byte_size())
     copy_and_wait(gpu.raw_data(), host.raw_data(), host.byte_size(), cudaMemcpyHostToDevice, stream,
-                  "copy_to_gpu");
+                  device, "copy_to_gpu");
   return gpu;
 }
 
@@ -55,10 +109,11 @@ Tensor copy_to_host(const Tensor& gpu, void* stream) {
   if (gpu.memory() != MemoryKind::gpu)
     throw invalid_argument("copy_to_host: " + gpu.description() + " is not on a GPU");
   Tensor host(gpu.dtype(), gpu.shape());
-  cuda::check(cudaSetDevice(gpu.buffer()->device_index()), "cudaSetDevice");
+  const int device = gpu.buffer()->device_index();
+  cuda::check(cudaSetDevice(device), "cudaSetDevice");
   if (gpu.byte_size())
     copy_and_wait(host.raw_data(), gpu.raw_data(), gpu.byte_size(), cudaMemcpyDeviceToHost, stream,
-                  "copy_to_host");
+                  device, "copy_to_host");
   return host;
 }
 
@@ -80,7 +135,7 @@ void bind_gpu(int device) {
 
 void synchronize_gpu(int device) {
   bind_gpu(device);
-  cuda::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  synchronize_and_recycle(device, "cudaDeviceSynchronize");
 }
 
 }  // namespace troupe

@@ -1,5 +1,6 @@
 #pragma once
-// GPU memory for tensors: device detection, cudaMalloc-backed Buffers, host <-> device copies.
+// GPU memory for tensors: device detection, cached cudaMalloc-backed Buffers, host <-> device
+// copies.
 
 #include "core/tensor.hpp"
 
@@ -9,7 +10,10 @@ namespace troupe {
 /// so CPU-only machines simply see no GPUs.
 int gpu_device_count();
 
-/// An uninitialised tensor in the memory of GPU `device`; cudaFree'd with its last reference.
+/// An uninitialised tensor in the memory of GPU `device`. Its block goes back to a per-device
+/// cache with its last reference and is handed out again once a whole-device synchronisation
+/// (copy_to_host or copy_to_gpu without a stream, synchronize_gpu) that began after that has
+/// completed (kernels/gpu_block_cache.hpp); past a quarter of the device memory, cudaFree.
 Tensor allocate_gpu_tensor(DType dtype, Shape shape, int device = 0);
 
 /// A copy of host tensor `host` in the memory of GPU `device`. With a `stream` (cudaStream_t) the
