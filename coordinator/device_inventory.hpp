@@ -31,6 +31,10 @@ void add_gpu_kernels(KernelRegistry& registry);
 Tensor to_device(const Tensor& t, const std::string& device);
 /// `t` in host memory (itself when it is already there); waits for the GPU's queued work.
 Tensor to_host(const Tensor& t);
+/// True when no element of any GPU tensor in `gpu_tensors` is NaN or infinite, decided on the
+/// GPUs (a flag per GPU comes back, not the values). Throws unimplemented for a GPU tensor in a
+/// CPU-only build (which cannot make one).
+bool gpu_values_finite(const std::vector<Tensor>& gpu_tensors);
 /// A private copy of `t` in the same memory (host or the same GPU).
 Tensor clone_in_place_memory(const Tensor& t);
 /// An uninitialised tensor of `dtype` and `shape` in the memory `like` lives in.

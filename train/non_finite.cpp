@@ -21,27 +21,40 @@ const char* on_non_finite_name(OnNonFinite policy) {
   return "?";
 }
 
-bool all_finite(const Tensor& t) {
-  if (!t.defined() || t.num_elements() == 0) return true;
-  if (t.dtype() != DType::float32 && t.dtype() != DType::float64) return true;
-  // The in-process all-reduce scanned its result as it wrote it: a buffer known to be all
-  // finite answers for every view of it. "Not all finite" says nothing about a view of part of
-  // the buffer, so that case scans the view like an unknown one.
-  if (t.buffer()->finiteness() == Finiteness::all_finite) return true;
-  const Tensor host = t.memory() == MemoryKind::host ? t : to_host(t);
-  return host_values_finite(host.raw_data(), host.dtype(), host.num_elements());
+namespace {
+// Whether `t` needs a scan at all: empty tensors, integer tensors and buffers the in-process
+// all-reduce already found all finite as it wrote them answer without one. ("Not all finite"
+// says nothing about a view of part of the buffer, so that case scans the view like an unknown
+// one.)
+bool needs_scan(const Tensor& t) {
+  if (!t.defined() || t.num_elements() == 0) return false;
+  if (t.dtype() != DType::float32 && t.dtype() != DType::float64) return false;
+  return t.buffer()->finiteness() != Finiteness::all_finite;
 }
+}  // namespace
+
+bool all_finite(const Tensor& t) { return all_finite(std::vector<Tensor>{t}); }
 
 bool all_finite(const std::vector<Tensor>& tensors) {
-  for (const auto& t : tensors)
-    if (!all_finite(t)) return false;
-  return true;
+  // Host tensors are scanned here; GPU tensors on their GPU, all in one go (one flag back per
+  // GPU instead of every value, every step).
+  std::vector<Tensor> on_gpu;
+  for (const auto& t : tensors) {
+    if (!needs_scan(t)) continue;
+    if (t.memory() == MemoryKind::gpu) {
+      on_gpu.push_back(t);
+    } else if (!host_values_finite(t.raw_data(), t.dtype(), t.num_elements())) {
+      return false;
+    }
+  }
+  return on_gpu.empty() || gpu_values_finite(on_gpu);
 }
 
 bool all_finite(const std::vector<Gradient>& grads) {
-  for (const auto& g : grads)
-    if (!all_finite(g.values)) return false;
-  return true;
+  std::vector<Tensor> values;
+  values.reserve(grads.size());
+  for (const auto& g : grads) values.push_back(g.values);
+  return all_finite(values);
 }
 
 }  // namespace troupe

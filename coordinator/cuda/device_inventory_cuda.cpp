@@ -1,7 +1,11 @@
 // Device inventory of a CUDA build: the GPUs troupe_cuda sees, its kernels and its copies.
 #include "coordinator/device_inventory.hpp"
+
+#include <map>
+
 #include "kernels/cuda/cuda_registry.hpp"
 #include "kernels/cuda/device_memory.hpp"
+#include "kernels/cuda/finite_check.hpp"
 #include "kernels/cuda/gpu_stream.hpp"
 
 namespace troupe {
@@ -21,6 +25,14 @@ Tensor to_device(const Tensor& t, const std::string& device) {
 }
 
 Tensor to_host(const Tensor& t) { return t.memory() == MemoryKind::host ? t : copy_to_host(t); }
+
+bool gpu_values_finite(const std::vector<Tensor>& gpu_tensors) {
+  std::map<int, std::vector<Tensor>> by_device;
+  for (const auto& t : gpu_tensors) by_device[t.buffer()->device_index()].push_back(t);
+  for (const auto& [device, tensors] : by_device)
+    if (!gpu_tensors_finite(tensors)) return false;
+  return true;
+}
 
 Tensor clone_in_place_memory(const Tensor& t) {
   return t.memory() == MemoryKind::host ? t.clone() : clone_on_gpu(t);

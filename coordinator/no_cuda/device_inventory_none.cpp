@@ -21,6 +21,10 @@ Tensor to_device(const Tensor& t, const std::string& device) {
 
 // Without CUDA no tensor can live in GPU memory, so every tensor is already on the host.
 Tensor to_host(const Tensor& t) { return t; }
+bool gpu_values_finite(const std::vector<Tensor>& gpu_tensors) {
+  if (!gpu_tensors.empty()) no_gpu_support("checking " + gpu_tensors.front().description());
+  return true;
+}
 Tensor clone_in_place_memory(const Tensor& t) { return t.clone(); }
 Tensor allocate_like(const Tensor&, DType dtype, Shape shape) {
   return Tensor(dtype, std::move(shape));
