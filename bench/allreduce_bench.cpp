@@ -83,7 +83,7 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   int replicas = 2, processes = 0;
   std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB",
               transport = "shared_memory", inline_text = "0", small_text = "64KiB",
-              large_text = "64KiB";
+              large_text = "64KiB", cross_memory = "on";
   options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")(
       "replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")(
@@ -104,7 +104,11 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
                                 "with --processes and --transport direct: all-reduces of at least "
                                 "this many bytes are summed through the shared-memory rendezvous "
                                 "in 1 MiB pieces on the calling thread (0: never; the ring "
-                                "over the data plane instead)");
+                                "over the data plane instead)")(
+      "cross-memory", po::value(&cross_memory)->default_value("on"),
+      "with --processes and --transport direct: on: large all-reduces of at least 1 MiB read "
+      "the other ranks' memory directly (process_vm_readv) where every rank can; off: always the "
+      "pieces");
   po::variables_map vm;
   if (!parse_command_line(
           "troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]", args,
@@ -130,6 +134,10 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
       processes && transport == "direct" ? parse_byte_size("--small-bytes", small_text) : 0;
   if (!vm["large-bytes"].defaulted() && !(processes && transport == "direct"))
     throw po::error("--large-bytes applies only with --processes and --transport direct");
+  if (!vm["cross-memory"].defaulted() && !(processes && transport == "direct"))
+    throw po::error("--cross-memory applies only with --processes and --transport direct");
+  if (cross_memory != "on" && cross_memory != "off")
+    throw po::error("--cross-memory must be on or off, got '" + cross_memory + "'");
   const size_t large_bytes =
       processes && transport == "direct" ? parse_byte_size("--large-bytes", large_text) : 0;
   std::vector<size_t> sizes;
@@ -158,7 +166,7 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
           {"--algo", algo, "--count", std::to_string(bytes / 4), "--repeat",
            std::to_string(reps + 1), "--timeout-ms", "60000", "--transport", transport,
            "--inline-below", inline_text, "--small-bytes", std::to_string(small_bytes),
-           "--large-bytes", std::to_string(large_bytes)},
+           "--large-bytes", std::to_string(large_bytes), "--cross-memory", cross_memory},
           secret, 300);
       double worst = 0;
       for (auto& r : reports) {

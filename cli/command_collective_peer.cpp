@@ -17,7 +17,8 @@
 // shared-memory rendezvous instead, as a multi-worker strategy's small packs do on one host
 // (coordinator/cluster/small_collective_rendezvous.hpp). With `--large-bytes N` all-reduces of at
 // least N bytes meet there too, in pieces of --chunk-bytes pipelined over the two slots of each
-// rank, summed on the calling thread: no actor, no reader thread, one copy into shared memory.
+// rank, summed on the calling thread: no actor, no reader thread, one copy into shared memory;
+// from 1 MiB each rank reads the others' memory directly instead (--cross-memory).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,6 +33,7 @@
 #include "cli/collective_peer_input.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "coordinator/cluster/cross_memory_all_reduce.hpp"
 #include "coordinator/cluster/small_collective_rendezvous.hpp"
 #include "core/collective/algorithm_choice.hpp"
 #include "core/collective/closed_form.hpp"
@@ -82,7 +84,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   int rank = 0, size = 2, repeat = 1;
   std::string algo = "ring", dtype_name = "float32", count_text = "1M", chunk_text = "1MiB";
   std::string secret_file, tls_dir, node, transport = "direct", inline_text = "0";
-  std::string small_text = "0", large_text = "0";
+  std::string small_text = "0", large_text = "0", cross_memory = "on";
   int timeout_ms = 30000;
   uint64_t seed = 0;
   int concurrent = 1;
@@ -114,7 +116,10 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "rendezvous (0: never)")(
       "large-bytes", po::value(&large_text)->default_value("0"),
       "with --transport direct: all-reduces of at least this many bytes are summed through the "
-      "shared-memory rendezvous in pieces of --chunk-bytes, on the calling thread (0: never)");
+      "shared-memory rendezvous in pieces of --chunk-bytes, on the calling thread (0: never)")(
+      "cross-memory", po::value(&cross_memory)->default_value("on"),
+      "on: large all-reduces of at least 1 MiB read the other ranks' memory directly where every "
+      "rank can (process_vm_readv), else take the pieces; off: always the pieces");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;
@@ -140,6 +145,8 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     throw po::error("--small-bytes needs --transport direct (ranks on this host), got '" +
                     transport + "'");
   const size_t large_bytes = parse_byte_size("--large-bytes", large_text);
+  if (cross_memory != "on" && cross_memory != "off")
+    throw po::error("--cross-memory must be on or off, got '" + cross_memory + "'");
   if (large_bytes > 0 && transport != "direct")
     throw po::error("--large-bytes needs --transport direct (ranks on this host), got '" +
                     transport + "'");
@@ -243,7 +250,12 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       if (rendezvous && large_bytes > 0)
         std::cerr << "troupe collective-peer: rank " << rank << " all-reduces of at least "
                   << large_bytes << " bytes are summed in shared memory in pieces of "
-                  << rendezvous->slot_bytes() << " bytes" << std::endl;
+                  << rendezvous->slot_bytes() << " bytes"
+                  << (cross_memory == "on"
+                          ? " (from " + std::to_string(kCrossMemoryMinBytes) +
+                                " bytes read from the other ranks' memory where every rank can)"
+                          : std::string(" (--cross-memory off)"))
+                  << std::endl;
     }
     const bool meet =
         rendezvous && ((small_bytes > 0 && input.byte_size() <= whole_lines(small_bytes)) ||
@@ -264,9 +276,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       std::vector<handle> pending;
       for (int j = 0; j < concurrent && meet; ++j) {
         try {
-          results[size_t(j)] =
-              rendezvous_all_reduce_sum(*rendezvous, rank, inputs[size_t(j)],
-                                        std::chrono::milliseconds(timeout_ms), group_failure.get());
+          results[size_t(j)] = rendezvous_all_reduce_sum(*rendezvous, rank, inputs[size_t(j)],
+                                                         std::chrono::milliseconds(timeout_ms),
+                                                         group_failure.get(), cross_memory == "on");
         } catch (const std::exception& e) {
           if (failure.empty()) failure = e.what();
         }

@@ -9,6 +9,7 @@
 
 #include <caf/all.hpp>
 
+#include "coordinator/cluster/cross_memory_all_reduce.hpp"
 #include "core/status.hpp"
 #include "kernels/host_accumulate.hpp"
 #include "messages/atoms.hpp"
@@ -90,8 +91,14 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(caf::actor_system& system,
 }
 
 Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
-                                 std::chrono::milliseconds timeout, const GroupFailure* failure) {
-  auto stop = [failure] { return failure ? failure->why() : std::string(); };
+                                 std::chrono::milliseconds timeout, const GroupFailure* failure,
+                                 bool cross_memory) {
+  ShmRendezvous::StopFn stop = [failure] { return failure ? failure->why() : std::string(); };
+  // Every rank holds the same size, so every rank takes the same branch.
+  if (rendezvous.ranks() >= 2 && value.byte_size() >= kCrossMemoryMinBytes)
+    if (auto sum =
+            cross_memory_all_reduce_sum(rendezvous, rank, value, cross_memory, timeout, stop))
+      return *std::move(sum);
   const size_t element = dtype_size(value.dtype());
   // Whole elements per piece; a slot always holds at least one (slots are multiples of 64).
   const size_t piece = rendezvous.slot_bytes() / element * element;

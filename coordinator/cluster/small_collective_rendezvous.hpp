@@ -41,12 +41,15 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(
     std::chrono::milliseconds attach_wait = std::chrono::seconds(10));
 
 /// Every rank's `value` (same dtype and size on every rank) summed in rank order through
-/// `rendezvous`, on the calling thread: the same bits on every rank. A value larger than a slot
-/// travels in slot-sized pieces, up to depth() - 1 of them posted ahead (each piece is one
-/// copy into shared memory and one pass that sums it out: what a large all-reduce between
-/// processes of one host needs, docs/benchmarks.md). A broken group (`failure`, may be null)
-/// ends the wait with its reason; throws like ShmRendezvous::exchange (per piece).
+/// `rendezvous`, on the calling thread: the same bits on every rank. Values of at least
+/// kCrossMemoryMinBytes are read from the other ranks' memory where every rank can and
+/// `cross_memory` is true on every rank (coordinator/cluster/cross_memory_all_reduce.hpp).
+/// Otherwise a value larger than a slot travels in slot-sized pieces, up to depth() - 1 of them
+/// posted ahead (each piece is one copy into shared memory and one pass that sums it out,
+/// docs/benchmarks.md). A broken group (`failure`, may be null) ends the wait with its reason;
+/// throws like ShmRendezvous::exchange (per piece).
 Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
-                                 std::chrono::milliseconds timeout, const GroupFailure* failure);
+                                 std::chrono::milliseconds timeout, const GroupFailure* failure,
+                                 bool cross_memory = true);
 
 }  // namespace troupe

@@ -77,3 +77,17 @@ TEST(CliUsageErrors, LargeAllReducesInSharedMemoryNeedRanksOnThisHostAndWholePie
       contains(bench.err(), "--large-bytes applies only with --processes and --transport direct"))
       << bench.err();
 }
+
+TEST(CliUsageErrors, CrossMemoryIsOnOrOffAndNeedsRanksOnThisHost) {
+  TroupeProcess peer({"collective-peer", "--rank", "0", "--size", "2", "--cross-memory", "yes"});
+  EXPECT_EQ(peer.wait(60s), 2);
+  EXPECT_TRUE(contains(peer.err(), "--cross-memory must be on or off, got 'yes'")) << peer.err();
+  TroupeProcess bench({"bench", "allreduce", "--cross-memory", "off"});
+  EXPECT_EQ(bench.wait(60s), 2);
+  EXPECT_TRUE(
+      contains(bench.err(), "--cross-memory applies only with --processes and --transport direct"))
+      << bench.err();
+  TroupeProcess odd({"bench", "allreduce", "--processes", "2", "--cross-memory", "maybe"});
+  EXPECT_EQ(odd.wait(60s), 2);
+  EXPECT_TRUE(contains(odd.err(), "--cross-memory must be on or off, got 'maybe'")) << odd.err();
+}

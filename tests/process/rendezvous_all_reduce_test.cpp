@@ -1,9 +1,10 @@
 // Large all-reduces through the shared-memory rendezvous (rendezvous_all_reduce_sum of
 // coordinator/cluster/small_collective_rendezvous.hpp): values many slots long travel in pieces
 // over the two alternating slots, between forked processes. Sizes that end mid-piece and
-// mid-cache-line, the bits against a plain rank-order sum, a peer that dies mid-transfer (named
-// through the group's failure, or at the deadline when nobody knows), and a segment that is not
-// a rendezvous.
+// mid-cache-line, the bits against a plain rank-order sum (also for values large enough to be
+// read from the other processes' memory), a peer that dies mid-transfer (named through the
+// group's failure, or at the deadline when nobody knows), and a segment that is not a
+// rendezvous. tests/process/cross_memory_all_reduce_test.cpp has the cross-memory path's own.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -16,45 +17,22 @@
 #include "coordinator/cluster/small_collective_rendezvous.hpp"
 #include "core/status.hpp"
 #include "net/shm_ring.hpp"
+#include "tests/process/rank_order_sum.hpp"
 
 namespace troupe {
 namespace {
 
 using std::chrono::milliseconds;
-
-// Rank r's input: fractions whose float sums round (so the order of the sum shows in the bits).
-Tensor input_of(int rank, int64_t count, DType dtype) {
-  Tensor t(dtype, Shape{count});
-  dispatch_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    for (int64_t i = 0; i < count; ++i)
-      t.data<T>()[i] = T(double((i * 7919 + rank * 104729) % 100003) / 977.0 - 51.3 * rank);
-  });
-  return t;
-}
-
-// The rank-order sum ((x0 + x1) + x2) ..., element by element, in the dtype.
-Tensor expected_sum(int ranks, int64_t count, DType dtype) {
-  Tensor sum = input_of(0, count, dtype);
-  for (int r = 1; r < ranks; ++r) {
-    Tensor x = input_of(r, count, dtype);
-    dispatch_dtype(dtype, [&](auto zero) {
-      using T = decltype(zero);
-      for (int64_t i = 0; i < count; ++i) sum.data<T>()[i] = T(sum.data<T>()[i] + x.data<T>()[i]);
-    });
-  }
-  return sum;
-}
-
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.byte_size() == b.byte_size() &&
-         (a.byte_size() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0);
-}
+using testing::expected_sum;
+using testing::input_of;
+using testing::same_bytes;
 
 // Runs `ranks` ranks (rank 0 here, the others forked) summing `count` elements through `depth`
 // slots of `slot_bytes` per rank, `calls` times; every rank checks its result's bits. Returns
 // rank 0's mismatches plus the children's failures.
-int run_forked(int ranks, size_t slot_bytes, int64_t count, DType dtype, int calls, int depth = 2) {
+// `refusing` (if any) does not allow reading its memory, so every rank takes the pieces.
+int run_forked(int ranks, size_t slot_bytes, int64_t count, DType dtype, int calls, int depth = 2,
+               int refusing = -1) {
   auto creator = ShmRendezvous::create(ranks, slot_bytes, depth);
   const Tensor expect = expected_sum(ranks, count, dtype);
   std::vector<pid_t> children;
@@ -68,7 +46,8 @@ int run_forked(int ranks, size_t slot_bytes, int64_t count, DType dtype, int cal
         code = 0;
         const Tensor x = input_of(r, count, dtype);
         for (int k = 0; k < calls; ++k)
-          if (!same_bytes(rendezvous_all_reduce_sum(*mine, r, x, milliseconds(30000), nullptr),
+          if (!same_bytes(rendezvous_all_reduce_sum(*mine, r, x, milliseconds(30000), nullptr,
+                                                    r != refusing),
                           expect))
             code = 2;
       } catch (...) {
@@ -82,8 +61,9 @@ int run_forked(int ranks, size_t slot_bytes, int64_t count, DType dtype, int cal
   int bad = 0;
   const Tensor x = input_of(0, count, dtype);
   for (int k = 0; k < calls; ++k)
-    if (!same_bytes(rendezvous_all_reduce_sum(*creator, 0, x, milliseconds(30000), nullptr),
-                    expect))
+    if (!same_bytes(
+            rendezvous_all_reduce_sum(*creator, 0, x, milliseconds(30000), nullptr, refusing != 0),
+            expect))
       ++bad;
   for (pid_t child : children) {
     int status = 0;
@@ -111,6 +91,16 @@ TEST(RendezvousAllReduce, ThreeProcessesSumInRankOrderWithPiecesOfWholeElements)
   // Slots of 192 bytes hold 24 float64; 1001 of them end mid-piece and mid-cache-line.
   EXPECT_EQ(run_forked(3, 192, 1001, DType::float64, 3), 0);
   EXPECT_EQ(run_forked(3, 4096, 7, DType::int32, 3), 0);
+}
+
+TEST(RendezvousAllReduce, LargeValuesGiveTheRankOrderBitsWhetherReadAcrossProcessesOrInPieces) {
+  // From kCrossMemoryMinBytes the ranks read each other's memory; the bits stay the rank order's.
+  // 2^18 + 3 float32 (shares end mid-cache-line) and 3 ranks of float64.
+  EXPECT_EQ(run_forked(2, 4096, (1 << 18) + 3, DType::float32, 3, kLargeAllReduceDepth), 0);
+  EXPECT_EQ(run_forked(3, 4096, (1 << 17) + 5, DType::float64, 2, kLargeAllReduceDepth), 0);
+  // A rank that does not allow it sends every rank to the pieces: the same bits.
+  EXPECT_EQ(run_forked(2, 4096, (1 << 18) + 3, DType::float32, 2, kLargeAllReduceDepth, 1), 0);
+  EXPECT_EQ(run_forked(3, 4096, (1 << 17) + 5, DType::float64, 2, kLargeAllReduceDepth, 0), 0);
 }
 
 TEST(RendezvousAllReduce, AnEmptyValueStillMeetsEveryRank) {
