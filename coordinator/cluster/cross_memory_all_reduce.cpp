@@ -93,7 +93,8 @@ std::optional<Tensor> cross_memory_all_reduce_sum(ShmRendezvous& rendezvous, int
   uint8_t readable = allowed ? 1 : 0;
   for (int r = 0; r < n && readable; ++r)
     if (r != rank && mine.bytes > 0 &&
-        !read_remote(peers[size_t(r)].pid, peers[size_t(r)].input, &probe, 1))
+        (peers[size_t(r)].pid <= 0 ||
+         !read_remote(peers[size_t(r)].pid, peers[size_t(r)].input, &probe, 1)))
       readable = 0;
   for (char yes : meet(rendezvous, rank, &readable, 1, timeout, stop))
     if (yes == 0) return std::nullopt;
