@@ -184,13 +184,21 @@ TEST_F(StepHostCoordinator, AHostThatGoesAwayHasItsClosuresRescheduledWithTheirS
     }
     EXPECT_EQ(c.live_workers(), 1);
     EXPECT_GE(c.rescheduled(), int64_t(held.size()));
+    int64_t second_attempts = 0;
     for (size_t k = 0; k < values.size(); ++k) {
       auto out = values[k].fetch().at(0).to_vector<int64_t>();
       EXPECT_EQ(out[0], 0);               // run by the live worker
       EXPECT_EQ(out[2], int64_t(k) + 1);  // with its own step id
       const bool was_held = std::count(held.begin(), held.end(), uint64_t(k) + 1) > 0;
-      EXPECT_EQ(out[3], was_held ? 2 : 1);  // the second attempt when the lost worker held it
+      // The second attempt when the lost worker held it. One sent to it as it went away never
+      // reached its handler (so is not in `held`) and comes back as a second attempt too.
+      if (was_held) {
+        EXPECT_EQ(out[3], 2) << "closure " << k;
+      }
+      EXPECT_TRUE(out[3] == 1 || out[3] == 2) << "closure " << k << ": attempt " << out[3];
+      second_attempts += out[3] == 2 ? 1 : 0;
     }
+    EXPECT_EQ(second_attempts, c.rescheduled()) << "every rescheduled closure ran a second time";
   }
   caf::anon_send_exit(h0, caf::exit_reason::user_shutdown);
 }
