@@ -11,6 +11,7 @@
 
 #include <caf/all.hpp>
 
+#include "coordinator/cluster/cross_memory_all_reduce.hpp"
 #include "coordinator/cluster/small_collective_rendezvous.hpp"
 #include "coordinator/collectives/worker_collective.hpp"
 #include "core/collective/group_failure.hpp"
@@ -88,13 +89,16 @@ class PeerWorkers final : public WorkerCollective {
       for (size_t i : pack) parts.push_back(values[i]);
       flats.push_back(concat_flat(parts));
     }
-    // Small packs meet in the rendezvous one after another; the rest run on the peer at once.
-    // Every worker makes the same choice for the same pack, so the paths never mix.
+    // Small packs meet in the rendezvous one after another; larger ones are read from the other
+    // workers' memory where every worker can; the rest run on the peer at once. Every worker
+    // makes the same choice for the same pack, so the paths never mix.
     std::vector<Tensor> sums(flats.size()), ring;
     std::vector<size_t> on_ring;
     for (size_t p = 0; p < flats.size(); ++p) {
       if (small_.rendezvous && flats[p].byte_size() <= small_.rendezvous->slot_bytes()) {
         sums[p] = small_sum(flats[p]);
+      } else if (auto read = small_.rendezvous ? cross_memory_sum(flats[p]) : std::nullopt) {
+        sums[p] = std::move(*read);
       } else {
         on_ring.push_back(p);
         ring.push_back(flats[p]);
@@ -131,6 +135,19 @@ class PeerWorkers final : public WorkerCollective {
                                        small_.failure.get());
     } catch (const Error& e) {
       throw Error(e.code(), describe(Status(e.code(), e.what()), "small all-reduce"));
+    }
+  }
+
+  // A pack larger than a slot, summed from the other workers' memory; nullopt on every worker
+  // when one of them cannot read the others (then the ring).
+  std::optional<Tensor> cross_memory_sum(const Tensor& flat) {
+    try {
+      auto failure = small_.failure;
+      return cross_memory_all_reduce_sum(
+          *small_.rendezvous, index_, flat, true, options_.timeout,
+          [failure] { return failure ? failure->why() : std::string(); });
+    } catch (const Error& e) {
+      throw Error(e.code(), describe(Status(e.code(), e.what()), "all-reduce in shared memory"));
     }
   }
 

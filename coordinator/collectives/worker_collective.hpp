@@ -60,9 +60,12 @@ class WorkerCollective {
 std::shared_ptr<WorkerCollective> single_worker_collective();
 
 /// The way around the actors for small all-reduces, when the group has one
-/// (coordinator/cluster/small_collective_rendezvous.hpp).
+/// (coordinator/cluster/small_collective_rendezvous.hpp), and for larger ones where the workers
+/// may read each other's memory (coordinator/cluster/cross_memory_all_reduce.hpp).
 struct SmallCollectivePath {
-  /// Packs of at most its slot size meet here; null: every pack takes the peer's ring.
+  /// Packs of at most its slot size meet here; larger packs are read from the other workers'
+  /// memory through it where every worker can, else take the ring. Null: every pack takes the
+  /// peer's ring.
   std::shared_ptr<ShmRendezvous> rendezvous;
   /// The group's failure, which a call waiting in the rendezvous polls to fail naming the rank.
   std::shared_ptr<const GroupFailure> failure;

@@ -143,7 +143,9 @@ TEST(ComparePs, AsyncAndSyncVariantsRunAndTheTableHoldsTheirBytesAndWaits) {
     // which gradients go stale depends on the workers' timing, so its 5-step window means of 8
     // ratings each can rise over so few updates (seen under a loaded parallel ctest); sync
     // training to a loss threshold is shown by PsTraining's and PsSyncResume's tests.
-    if (name == "ps_async") EXPECT_LT(metrics.back().loss, metrics.front().loss);
+    if (name == "ps_async") {
+      EXPECT_LT(metrics.back().loss, metrics.front().loss);
+    }
     // Bytes and waits are the timeline's spans over its closures (20 steps x 2 workers).
     const PsSpans spans = read_ps_spans(dir + "/timeline.json");
     EXPECT_EQ(spans.closures, 40);
