@@ -6,6 +6,7 @@
 // packs that fit its slots skip the actors: the calling thread meets the other workers there.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 
@@ -140,15 +141,25 @@ class PeerWorkers final : public WorkerCollective {
 
   // A pack larger than a slot, summed from the other workers' memory; nullopt on every worker
   // when one of them cannot read the others (then the ring).
+  // The first decision is logged, so that a run's log says which path its large packs took.
   std::optional<Tensor> cross_memory_sum(const Tensor& flat) {
+    std::optional<Tensor> sum;
     try {
       auto failure = small_.failure;
-      return cross_memory_all_reduce_sum(
+      sum = cross_memory_all_reduce_sum(
           *small_.rendezvous, index_, flat, true, options_.timeout,
           [failure] { return failure ? failure->why() : std::string(); });
     } catch (const Error& e) {
       throw Error(e.code(), describe(Status(e.code(), e.what()), "all-reduce in shared memory"));
     }
+    if (!cross_memory_logged_) {
+      cross_memory_logged_ = true;
+      std::fprintf(stderr, "troupe: worker %s: all-reduces above %zu bytes %s\n",
+                   names_.at(size_t(index_)).c_str(), small_.rendezvous->slot_bytes(),
+                   sum ? "are read from the other workers' memory"
+                       : "take the ring (a worker cannot read the others' memory)");
+    }
+    return sum;
   }
 
   std::vector<Tensor> run_packs(const std::vector<Tensor>& flats) {
@@ -201,6 +212,7 @@ class PeerWorkers final : public WorkerCollective {
   CommunicationOptions options_;
   SmallCollectivePath small_;
   std::mutex mutex_;
+  bool cross_memory_logged_ = false;  // under mutex_ (all_reduce_sum holds it)
   int64_t next_instance_ = 1;
 };
 

@@ -33,10 +33,11 @@ class MultiWorker : public ::testing::Test {
 
   // A small MLP experiment; `strategy` is the YAML of the strategy section.
   std::string write_experiment(const std::string& name, const std::string& strategy, int steps = 12,
-                               int checkpoint_every = 0) {
+                               int checkpoint_every = 0,
+                               const std::string& model = "input_dim: 16, hidden: [12]") {
     std::string path = (dir_ / (name + ".yaml")).string();
     std::ofstream(path) << "name: " << name << "\nseed: 7\nstrategy: " << strategy
-                        << "\nmodel: {kind: mlp, input_dim: 16, hidden: [12], classes: 4}\n"
+                        << "\nmodel: {kind: mlp, " << model << ", classes: 4}\n"
                         << "data: {kind: synthetic_classification, examples: 1024, "
                            "global_batch: 64, shuffle: true, auto_shard: data}\n"
                         << "optimizer: {kind: momentum, learning_rate: 0.05, momentum: 0.9}\n"
@@ -101,6 +102,24 @@ TEST_F(MultiWorker, TwoWorkersTimesTwoReplicasTrainLikeOneProcessTimesFourAndOnl
   // The chief's checkpoint is the only one: worker 1's temporary directory is gone.
   EXPECT_FALSE(fs::exists(dir_ / "mw.workertemp_1"));
   EXPECT_TRUE(fs::exists(dir_ / "mw" / "metrics.csv"));
+}
+
+TEST_F(MultiWorker, PacksAboveTheRendezvousSlotAreReadFromTheOtherWorkersMemory) {
+  // 256 x 96 + ... float32 parameters: a 100 KB gradient pack, above the 64 KiB slot.
+  const std::string wide = "input_dim: 256, hidden: [96]";
+  auto mw = write_experiment("mw", kMultiWorker, 12, 0, wide);
+  auto one = write_experiment("one", "{kind: mirrored, devices: [CPU:0, CPU:1, CPU:2, CPU:3]}", 12,
+                              0, wide);
+  std::string out;
+  TroupeProcess launch({"launch", "-n", "2", mw});
+  ASSERT_EQ(run_to_end(launch, &out), 0) << out;
+  EXPECT_TRUE(contains(out,
+                       "all-reduces above 65536 bytes are read from the other workers' "
+                       "memory"))
+      << out;
+  TroupeProcess single({"run", one});
+  ASSERT_EQ(run_to_end(single, &out), 0) << out;
+  expect_close(final_weights("mw"), final_weights("one"), 1e-5);
 }
 
 TEST_F(MultiWorker, TheSameFileRunsInOneProcessWithTroupeRunToTheSameWeights) {
