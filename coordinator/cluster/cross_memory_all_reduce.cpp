@@ -40,6 +40,7 @@ bool read_remote(int64_t pid, uint64_t remote, void* local, size_t bytes) {
     iovec theirs{reinterpret_cast<void*>(remote + done), bytes - done};
     const ssize_t n = ::process_vm_readv(pid_t(pid), &mine, 1, &theirs, 1, 0);
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = EIO;  // nothing read and no error: say so rather than a stale errno
     if (n <= 0) return false;
     done += size_t(n);
   }
