@@ -22,6 +22,7 @@ using restored_atom = caf::atom_constant<caf::atom("restored")>;
 struct Reader {
   std::unique_ptr<data::Iterator> iterator;
   size_t replicas = 1;
+  std::function<void(std::vector<data::Element>&)> place;  // DatasetIteratorOptions::place
   bool exhausted = false;    // the iterator has ended (or failed): no more next()
   int32_t failure_code = 0;  // a failed pipeline keeps answering with its error
   std::string failure_message;
@@ -69,6 +70,7 @@ input_step_msg read_step(Reader& st) {
       step.elements[r] = std::move(*element);
       step.has_data[r] = 1;
     }
+    if (st.place) st.place(step.elements);
   } catch (const Error& e) {
     st.failure_code = int32_t(e.code());
     st.failure_message = e.what();
@@ -157,6 +159,17 @@ void saved(dataset_iterator_actor* self, uint64_t job, input_state_msg& iterator
   state.iterator_state.assign(iterator_state.state.begin(), iterator_state.state.end());
   state.exhausted = st.exhausted;
   state.buffered.assign(st.ready.begin(), st.ready.end());
+  if (st.options.to_host) {
+    try {
+      for (auto& step : state.buffered)
+        for (auto& element : step.elements)
+          for (Tensor& t : element) t = st.options.to_host(t);
+    } catch (const Error& e) {
+      promise.deliver(failure(
+          e.code(), "dataset_iterator: saving the steps read ahead: " + std::string(e.what())));
+      return;
+    }
+  }
   input_state_msg reply;
   if (auto err = wire::to_bytes(state, reply.state))
     reply =
@@ -191,6 +204,7 @@ caf::behavior dataset_iterator(dataset_iterator_actor* self,
   st.reader = std::make_shared<Reader>();
   st.reader->iterator = std::make_unique<data::Iterator>(std::move(*iterator));
   st.reader->replicas = size_t(options.replicas);
+  st.reader->place = options.place;
   st.thread = std::make_unique<WorkerThread>();
   schedule_fill(self);  // start reading before the first pull arrives
   return {

@@ -12,6 +12,8 @@
 // input_save_msg -> input_state_msg, input_restore_msg -> input_state_msg.
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include <caf/fwd.hpp>
 
@@ -23,6 +25,13 @@ namespace troupe {
 struct DatasetIteratorOptions {
   int32_t replicas = 1;      ///< replicas this input worker feeds (elements per step)
   int64_t buffer_steps = 1;  ///< steps read ahead (experimental_per_replica_buffer_size); 0: none
+  /// Runs on the reader thread on every step read, before it is buffered: puts element r where
+  /// replica r computes (InputOptions::experimental_fetch_to_device), so that steps read ahead
+  /// are already there. A throw fails the step like a read error. Empty: elements stay as read.
+  std::function<void(std::vector<data::Element>& elements)> place;
+  /// With `place`: a placed tensor back in host memory. A saved state holds the steps read
+  /// ahead, and only host values can be encoded.
+  std::function<Tensor(const Tensor&)> to_host;
 };
 
 /// Spawns the actor over a fresh iterator of `dataset`. The caller must exit it explicitly

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/collective/algorithm_choice.hpp"
@@ -29,12 +30,22 @@ void add_gpu_kernels(KernelRegistry& registry);
 /// `t` in the memory of `device`: itself when it is already there, else a copy (host <-> GPU).
 /// Throws unimplemented for a GPU device in a CPU-only build.
 Tensor to_device(const Tensor& t, const std::string& device);
+/// to_device for input read ahead (InputOptions::experimental_fetch_to_device): a host tensor
+/// bound for a GPU is copied on a stream of the calling thread's own rather than the replicas'
+/// (whose queued work it then need not wait for); returns once the bytes are there.
+Tensor fetch_to_device(const Tensor& t, const std::string& device);
 /// `t` in host memory (itself when it is already there); waits for the GPU's queued work.
 Tensor to_host(const Tensor& t);
 /// True when no element of any GPU tensor in `gpu_tensors` is NaN or infinite, decided on the
 /// GPUs (a flag per GPU comes back, not the values). Throws unimplemented for a GPU tensor in a
 /// CPU-only build (which cannot make one).
 bool gpu_values_finite(const std::vector<Tensor>& gpu_tensors);
+/// For a classification batch whose per-example `loss` [n], `logits` [n, classes] and int
+/// `labels` [n] live on one GPU: {sum of the losses, rows whose first largest logit is at the
+/// label}, computed there (16 bytes come back, not the three tensors). Throws unimplemented in
+/// a CPU-only build (which cannot make a GPU tensor).
+std::pair<double, int64_t> gpu_loss_sum_and_correct(const Tensor& loss, const Tensor& logits,
+                                                    const Tensor& labels);
 /// A private copy of `t` in the same memory (host or the same GPU).
 Tensor clone_in_place_memory(const Tensor& t);
 /// An uninitialised tensor of `dtype` and `shape` in the memory `like` lives in.

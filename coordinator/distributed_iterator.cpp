@@ -6,9 +6,11 @@
 
 #include "actors/dataset_iterator.hpp"
 #include "coordinator/context.hpp"
+#include "coordinator/device_inventory.hpp"
 #include "coordinator/strategy.hpp"
 #include "core/crc32c.hpp"
 #include "core/data/partial_batch.hpp"
+#include "core/device_spec.hpp"
 #include "core/status.hpp"
 #include "messages/error_channel.hpp"
 #include "messages/input_messages.hpp"
@@ -57,8 +59,11 @@ struct DistributedIterator::Impl {
     options.replicas = int32_t(config.replicas_per_worker);
     options.buffer_steps = config.options.experimental_per_replica_buffer_size;
     try {
-      for (auto& ds : config.worker_datasets)
-        workers.push_back(spawn_dataset_iterator(sys, ds, options));
+      for (size_t w = 0; w < config.worker_datasets.size(); ++w) {
+        options.place = placement(w);
+        if (options.place) options.to_host = [](const Tensor& t) { return troupe::to_host(t); };
+        workers.push_back(spawn_dataset_iterator(sys, config.worker_datasets[w], options));
+      }
     } catch (...) {
       stop();
       throw;
@@ -66,6 +71,22 @@ struct DistributedIterator::Impl {
   }
 
   ~Impl() { stop(); }
+
+  // experimental_fetch_to_device: input worker `w`'s reader thread copies each replica's
+  // element to that replica's GPU as it reads ahead, so a step starts with its batch already
+  // there. Nothing to do where every replica of the worker computes in host memory.
+  std::function<void(std::vector<data::Element>&)> placement(size_t w) const {
+    if (!config.options.experimental_fetch_to_device) return {};
+    const auto first = config.devices.begin() + std::ptrdiff_t(w) * config.replicas_per_worker;
+    std::vector<std::string> devices(first, first + config.replicas_per_worker);
+    bool any_gpu = false;
+    for (auto& d : devices) any_gpu = any_gpu || gpu_ordinal(d) >= 0;
+    if (!any_gpu) return {};
+    return [devices](std::vector<data::Element>& elements) {
+      for (size_t r = 0; r < elements.size() && r < devices.size(); ++r)
+        for (Tensor& t : elements[r]) t = fetch_to_device(t, devices[r]);
+    };
+  }
 
   void stop() {
     for (auto& w : workers) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);

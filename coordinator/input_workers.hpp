@@ -22,7 +22,9 @@ struct InputOptions {
   InputReplicationMode experimental_replication_mode = InputReplicationMode::per_worker;
   /// Run each pipeline on its replica's device (needs PER_REPLICA and no fetch_to_device).
   bool experimental_place_dataset_on_device = false;
-  /// Copy elements to the replicas' devices ahead of use (host-only here: recorded, no copies).
+  /// Copy elements to the replicas' devices ahead of use: an input worker feeding GPU replicas
+  /// copies each element to its replica's GPU on its reader thread as it reads ahead
+  /// (DatasetIteratorOptions::place). CPU replicas compute on host memory: nothing to copy.
   bool experimental_fetch_to_device = true;
   /// Steps each input worker reads ahead of demand (one element per replica per step); 0 reads
   /// each step only when it is asked for.

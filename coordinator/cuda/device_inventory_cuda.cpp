@@ -2,7 +2,9 @@
 #include "coordinator/device_inventory.hpp"
 
 #include <map>
+#include <memory>
 
+#include "kernels/cuda/classification_stats.hpp"
 #include "kernels/cuda/cuda_registry.hpp"
 #include "kernels/cuda/device_memory.hpp"
 #include "kernels/cuda/finite_check.hpp"
@@ -24,6 +26,16 @@ Tensor to_device(const Tensor& t, const std::string& device) {
   return copy_to_gpu(to_host(t), gpu);
 }
 
+Tensor fetch_to_device(const Tensor& t, const std::string& device) {
+  const int gpu = gpu_ordinal(device);
+  if (gpu < 0 || t.memory() != MemoryKind::host) return to_device(t, device);
+  // One stream per GPU and reading thread, made on first use and kept for the thread's life.
+  thread_local std::map<int, std::unique_ptr<GpuStream>> streams;
+  auto& stream = streams[gpu];
+  if (!stream) stream = std::make_unique<GpuStream>(gpu, StreamKind::own);
+  return copy_to_gpu(t, gpu, stream->context().stream);
+}
+
 Tensor to_host(const Tensor& t) { return t.memory() == MemoryKind::host ? t : copy_to_host(t); }
 
 bool gpu_values_finite(const std::vector<Tensor>& gpu_tensors) {
@@ -32,6 +44,12 @@ bool gpu_values_finite(const std::vector<Tensor>& gpu_tensors) {
   for (const auto& [device, tensors] : by_device)
     if (!gpu_tensors_finite(tensors)) return false;
   return true;
+}
+
+std::pair<double, int64_t> gpu_loss_sum_and_correct(const Tensor& loss, const Tensor& logits,
+                                                    const Tensor& labels) {
+  const ClassificationStats stats = gpu_classification_stats(loss, logits, labels);
+  return {stats.loss_sum, stats.correct};
 }
 
 Tensor clone_in_place_memory(const Tensor& t) {

@@ -19,11 +19,17 @@ Tensor to_device(const Tensor& t, const std::string& device) {
   return t;
 }
 
+Tensor fetch_to_device(const Tensor& t, const std::string& device) { return to_device(t, device); }
+
 // Without CUDA no tensor can live in GPU memory, so every tensor is already on the host.
 Tensor to_host(const Tensor& t) { return t; }
 bool gpu_values_finite(const std::vector<Tensor>& gpu_tensors) {
   if (!gpu_tensors.empty()) no_gpu_support("checking " + gpu_tensors.front().description());
   return true;
+}
+std::pair<double, int64_t> gpu_loss_sum_and_correct(const Tensor& loss, const Tensor&,
+                                                    const Tensor&) {
+  no_gpu_support("summing " + loss.description());
 }
 Tensor clone_in_place_memory(const Tensor& t) { return t.clone(); }
 Tensor allocate_like(const Tensor&, DType dtype, Shape shape) {
