@@ -43,16 +43,17 @@ int serve_ps_task(const TfConfig& config, const PsTaskOptions& options) {
   const std::string shard_name = "ps:" + std::to_string(config.task.index);
   const HostPort address =
       HostPort::parse(config.cluster.task_address("ps", config.task.index), "cluster.ps");
+  // Before anything slow (the actor system, TLS): a launcher that stops its ps tasks as soon as
+  // a short job ends may signal one that is still starting, and it should stop, not die.
+  g_stop_signal.store(0);
+  std::signal(SIGINT, on_ps_stop_signal);
+  std::signal(SIGTERM, on_ps_stop_signal);
   const bool tls = !options.tls_dir.empty();
   ActorSystemOptions system_options;
   if (tls) set_tls_from_dir(system_options, options.tls_dir, options.tls_node);
   caf::actor_system_config cfg;
   configure_actor_system(cfg, system_options);
   caf::actor_system sys{cfg};
-
-  g_stop_signal.store(0);
-  std::signal(SIGINT, on_ps_stop_signal);
-  std::signal(SIGTERM, on_ps_stop_signal);
   // Large dense values travel on the bulk connection. Its bytes are not encrypted, so with TLS
   // it is offered only on a loopback address (they never leave this host); a TLS task on another
   // address keeps every value inside the encrypted middleman.

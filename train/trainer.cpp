@@ -33,17 +33,50 @@ int64_t rows_of(const ValueArg& value, int replicas) {
 TrainMetrics::TrainMetrics(Strategy& strategy, const std::string& prefix)
     : loss_sum_(sum_on_read(strategy, prefix + "/loss_sum")),
       correct_(sum_on_read(strategy, prefix + "/correct")),
-      count_(sum_on_read(strategy, prefix + "/count")) {}
+      count_(sum_on_read(strategy, prefix + "/count")),
+      pending_(loss_sum_.components().size()) {}
 
 void TrainMetrics::record(const LossStats& stats) {
-  loss_sum_.assign_add(Tensor::from_scalar<double>(stats.loss_sum));
-  correct_.assign_add(Tensor::from_scalar<double>(double(stats.correct)));
-  count_.assign_add(Tensor::from_scalar<double>(double(stats.rows)));
+  const int replica = current_replica_id();
+  if (replica < 0 || size_t(replica) >= pending_.size()) {
+    // Not a local replica's context: the variables' own rules apply (and name the problem).
+    loss_sum_.assign_add(Tensor::from_scalar<double>(stats.loss_sum));
+    correct_.assign_add(Tensor::from_scalar<double>(double(stats.correct)));
+    count_.assign_add(Tensor::from_scalar<double>(double(stats.rows)));
+    return;
+  }
+  Pending& p = pending_[size_t(replica)];
+  p.loss_sum += stats.loss_sum;
+  p.correct += double(stats.correct);
+  p.count += double(stats.rows);
+  p.any = true;
 }
 
-double TrainMetrics::loss_sum() const { return read_scalar(loss_sum_); }
-double TrainMetrics::correct() const { return read_scalar(correct_); }
-double TrainMetrics::count() const { return read_scalar(count_); }
+void TrainMetrics::flush() const {
+  auto add = [](DistributedVariable v, size_t replica, double x) {  // a handle: same variable
+    v.components().at(replica).assign_add(Tensor::from_scalar<double>(x));
+  };
+  for (size_t r = 0; r < pending_.size(); ++r) {
+    if (!pending_[r].any) continue;
+    add(loss_sum_, r, pending_[r].loss_sum);
+    add(correct_, r, pending_[r].correct);
+    add(count_, r, pending_[r].count);
+    pending_[r] = Pending{};
+  }
+}
+
+double TrainMetrics::loss_sum() const {
+  flush();
+  return read_scalar(loss_sum_);
+}
+double TrainMetrics::correct() const {
+  flush();
+  return read_scalar(correct_);
+}
+double TrainMetrics::count() const {
+  flush();
+  return read_scalar(count_);
+}
 double TrainMetrics::mean_loss() const {
   double n = count();
   return n > 0 ? loss_sum() / n : 0.0;
@@ -53,6 +86,7 @@ double TrainMetrics::accuracy() const {
   return n > 0 ? correct() / n : 0.0;
 }
 void TrainMetrics::reset() {
+  pending_.assign(pending_.size(), Pending{});
   for (auto* v : {&loss_sum_, &correct_, &count_})
     v->restore(Tensor::zeros(DType::float64, Shape{}));
 }

@@ -14,7 +14,10 @@
 namespace troupe {
 
 /// loss_sum, correct and count as SyncOnRead SUM variables (float64 scalars): each replica adds
-/// its batch's figures to its own component; a cross-replica read sums them.
+/// its batch's figures to its own component; a cross-replica read sums them. A replica's figures
+/// are host numbers, so record() adds them up on the host and the components take them at the
+/// next cross-replica read: a GPU replica's step then writes nothing to device memory for them
+/// (three blocking copies a step before).
 class TrainMetrics {
  public:
   /// Creates "<prefix>/loss_sum", "<prefix>/correct", "<prefix>/count" (inside scope).
@@ -33,7 +36,17 @@ class TrainMetrics {
   void reset();
 
  private:
+  /// Figures recorded by one replica since the last flush.
+  struct Pending {
+    double loss_sum = 0, correct = 0, count = 0;
+    bool any = false;
+  };
+  /// Adds every replica's pending figures to its components (cross-replica, between runs).
+  void flush() const;
+
   DistributedVariable loss_sum_, correct_, count_;
+  /// One per local replica; each replica writes only its own (no lock needed).
+  mutable std::vector<Pending> pending_;
 };
 
 /// Model + variables + optimizer + metrics on one strategy. Construct inside strategy.scope().
