@@ -276,9 +276,9 @@ int run_launch_command(const std::vector<std::string>& args) {
         if (!w.ps) --workers_running;
         // A ps task exits 0 when stopped (by a signal or because the job is over); one that the
         // end of the job's SIGTERM reached before it could catch it was stopped all the same.
-        const bool expected =
-            *code == 0 || (!w.ps && g_signal.load() != 0 && (*code == 128 + g_signal.load())) ||
-            (w.ps && ps_stopped && *code == 128 + SIGTERM);
+        const bool expected = *code == 0 ||
+                              (!w.ps && g_signal.load() != 0 && (*code == 128 + g_signal.load())) ||
+                              (w.ps && ps_stopped && *code == 128 + SIGTERM);
         // In a parameter_server run the coordinator (worker 0) reschedules a lost worker's
         // steps on the others: the launch goes on. A ps task or the coordinator is needed.
         const bool survivable = ps_run && !w.ps && w.name != "/job:worker/task:0";
