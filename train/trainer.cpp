@@ -21,6 +21,16 @@ std::vector<DistributedVariable> create_parameters(Strategy& strategy, const Mod
 
 double read_scalar(const DistributedVariable& v) { return v.value().scalar<double>(); }
 
+// Copies of `v` in this process; 0 where its values live elsewhere (then every record() goes
+// straight to the variable).
+size_t local_replicas(const DistributedVariable& v) {
+  try {
+    return v.components().size();
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
 int64_t rows_of(const ValueArg& value, int replicas) {
   int64_t rows = 0;
   for (int r = 0; r < replicas; ++r)
@@ -34,7 +44,7 @@ TrainMetrics::TrainMetrics(Strategy& strategy, const std::string& prefix)
     : loss_sum_(sum_on_read(strategy, prefix + "/loss_sum")),
       correct_(sum_on_read(strategy, prefix + "/correct")),
       count_(sum_on_read(strategy, prefix + "/count")),
-      pending_(loss_sum_.components().size()) {}
+      pending_(local_replicas(loss_sum_)) {}
 
 void TrainMetrics::record(const LossStats& stats) {
   const int replica = current_replica_id();

@@ -136,6 +136,30 @@ TEST_F(Training, MetricsAreSyncOnReadSumsReadBackAcrossReplicas) {
   EXPECT_DOUBLE_EQ(m.accuracy(), 0.0);
 }
 
+TEST_F(Training, MetricsRecordedOverSeveralRunsAreAllReadAndResetDropsUnreadOnes) {
+  MirroredStrategy s(runtime.system(), cpus(2));
+  auto scope = s.scope();
+  TrainMetrics m(s, "train");
+  auto record = [&](double base) {
+    s.run([&](ReplicaContext& c, const std::vector<Tensor>&) {
+      int r = c.replica_id_in_sync_group();
+      m.record({base + r, /*correct=*/1, /*rows=*/2});
+      return std::vector<Tensor>{};
+    });
+  };
+  record(1.0);
+  record(10.0);
+  record(100.0);
+  EXPECT_DOUBLE_EQ(m.loss_sum(), 1.0 + 2.0 + 10.0 + 11.0 + 100.0 + 101.0);
+  EXPECT_DOUBLE_EQ(m.count(), 12.0);
+  EXPECT_DOUBLE_EQ(m.loss_sum(), 225.0) << "a second read adds nothing twice";
+  record(1000.0);
+  m.reset();  // drops what was recorded since the last read, too
+  EXPECT_DOUBLE_EQ(m.count(), 0.0);
+  record(5.0);
+  EXPECT_DOUBLE_EQ(m.loss_sum(), 11.0);
+}
+
 TEST_F(Training, RegistryStepByNameTrainsTheEmbeddingModelWithSparseUpdates) {
   auto registry = ModelRegistry::with_builtins();
   MirroredStrategy s(runtime.system(), cpus(2));
