@@ -8,7 +8,8 @@
 // their own errors, stops them and exits 1. Ctrl-C / SIGTERM reach every worker once (each stops at
 // the same step and writes its checkpoint) and the launcher exits 130 / 143; a second signal kills
 // them at once. With `--ps P` it first starts P `troupe server` ps tasks (listed in every TF_CONFIG
-// as the "ps" job, prefixed [ps:k]); a ps that dies is named like a worker, and when the workers
+// as the "ps" job, prefixed [ps:k]) and starts the workers once each says it serves (or 60 s
+// passed); a ps that dies is named like a worker, and when the workers
 // have finished the ps tasks are stopped with SIGTERM (they exit 0). With --evaluator one more
 // task, /job:evaluator/task:0, evaluates every checkpoint (cli/evaluator_task.hpp); it joins no
 // collective group and is waited for as a worker is. A parameter_server experiment (whose num_ps /
@@ -64,20 +65,37 @@ std::string describe_exit(int code) {
 }
 
 struct Worker {
-  std::string name;    // "/job:worker/task:1"
-  std::string prefix;  // "[worker:1] "
-  bool ps = false;     // a ps task: serves until the workers are done
-  int index = 0;       // the task's index in its job
+  std::string name;      // "/job:worker/task:1"
+  std::string prefix;    // "[worker:1] "
+  bool ps = false;       // a ps task: serves until the workers are done
+  bool serving = false;  // a ps task that said it accepts connections
+  int index = 0;         // the task's index in its job
   std::unique_ptr<ChildProcess> process;
   std::optional<int> exit_code;
 };
 
 void forward_output(Worker& w) {
-  while (auto line = w.process->take_out_line())
+  while (auto line = w.process->take_out_line()) {
+    if (w.ps && line->find(kPsServingLine) != std::string::npos) w.serving = true;
     std::printf("%s%s\n", w.prefix.c_str(), line->c_str());
+  }
   while (auto line = w.process->take_err_line())
     std::fprintf(stderr, "%s%s\n", w.prefix.c_str(), line->c_str());
   std::fflush(stdout);
+}
+
+// The workers connect to the ps tasks, and a short job could otherwise end (and stop them)
+// before a ps task is up. Waits until every ps task in `group` said it serves, or its output
+// closed (it exited: the main loop reports it), or a signal came, or 60 s passed (then the
+// workers start anyway and name a ps task they cannot reach).
+void wait_until_ps_tasks_serve(std::vector<Worker>& group) {
+  const auto until = Clock::now() + std::chrono::seconds(60);
+  for (auto& w : group)
+    while (w.ps && !w.serving && !w.process->output_closed() && g_signals.load() == 0 &&
+           Clock::now() < until) {
+      w.process->pump_for(std::chrono::milliseconds(10));
+      forward_output(w);
+    }
 }
 
 std::vector<std::string> server_args(const RunCommandOptions& run,
@@ -224,6 +242,7 @@ int run_launch_command(const std::vector<std::string>& args) {
     std::fflush(stdout);
     group.push_back(std::move(w));
   }
+  wait_until_ps_tasks_serve(group);
   for (int i = 0; i < workers; ++i) {
     config.task = TaskSpec{"worker", i};
     Worker w;

@@ -9,6 +9,10 @@
 
 namespace troupe::cli {
 
+/// What a ps task's `troupe server` prints once it accepts connections ("troupe server
+/// /job:ps/task:0: serving ps shard 'ps:0' on ..."): `troupe launch` starts the workers after it.
+inline constexpr const char* kPsServingLine = ": serving ps shard '";
+
 /// One subcommand: its name, a one-line summary, its entry point (args exclude the name).
 struct Command {
   const char* name;

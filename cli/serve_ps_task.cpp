@@ -8,6 +8,7 @@
 
 #include "actors/ps_bulk_server.hpp"
 #include "actors/ps_shard.hpp"
+#include "cli/commands.hpp"
 #include "core/host_port.hpp"
 #include "core/status.hpp"
 #include "kernels/registry.hpp"
@@ -89,7 +90,7 @@ int serve_ps_task(const TfConfig& config, const PsTaskOptions& options) {
     throw unavailable("troupe server " + me + ": cannot listen on " + address.host + ":" +
                       std::to_string(address.port) + ": " + sys.render(port.error()));
   }
-  std::printf("troupe server %s: serving ps shard '%s' on %s:%d%s%s\n", me.c_str(),
+  std::printf("troupe server %s%s%s' on %s:%d%s%s\n", me.c_str(), kPsServingLine,
               shard_name.c_str(), address.host.c_str(), int(*port),
               tls ? " with mutual TLS" : " (shared secret, no TLS)",
               bulk ? (", bulk values on port " + std::to_string(bulk->port())).c_str() : "");
