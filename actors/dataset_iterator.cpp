@@ -17,6 +17,7 @@ namespace {
 using filled_atom = caf::atom_constant<caf::atom("filled")>;
 using saved_atom = caf::atom_constant<caf::atom("saved")>;
 using restored_atom = caf::atom_constant<caf::atom("restored")>;
+using encoded_atom = caf::atom_constant<caf::atom("encoded")>;
 
 // The pipeline and where it stands; touched only on the reader thread (its reads may block).
 struct Reader {
@@ -43,7 +44,8 @@ struct dataset_iterator_state {
   uint64_t generation = 0;
   uint64_t next_job = 0;
   std::map<uint64_t, caf::response_promise> saves, restores;
-  std::map<uint64_t, input_worker_state> restoring;  // by job: what restore installs
+  std::map<uint64_t, caf::response_promise> encodings;  // saves whose steps go to the host first
+  std::map<uint64_t, input_worker_state> restoring;     // by job: what restore installs
 };
 
 using dataset_iterator_actor = caf::stateful_actor<dataset_iterator_state>;
@@ -143,6 +145,14 @@ void filled(dataset_iterator_actor* self, uint64_t generation, input_step_msg& s
   schedule_fill(self);
 }
 
+input_state_msg encode(const input_worker_state& state) {
+  input_state_msg reply;
+  if (auto err = wire::to_bytes(state, reply.state))
+    reply =
+        failure(Code::internal, "dataset_iterator: cannot encode state: " + caf::to_string(err));
+  return reply;
+}
+
 void saved(dataset_iterator_actor* self, uint64_t job, input_state_msg& iterator_state) {
   auto& st = self->state;
   auto it = st.saves.find(job);
@@ -159,22 +169,34 @@ void saved(dataset_iterator_actor* self, uint64_t job, input_state_msg& iterator
   state.iterator_state.assign(iterator_state.state.begin(), iterator_state.state.end());
   state.exhausted = st.exhausted;
   state.buffered.assign(st.ready.begin(), st.ready.end());
-  if (st.options.to_host) {
-    try {
-      for (auto& step : state.buffered)
-        for (auto& element : step.elements)
-          for (Tensor& t : element) t = st.options.to_host(t);
-    } catch (const Error& e) {
-      promise.deliver(failure(
-          e.code(), "dataset_iterator: saving the steps read ahead: " + std::string(e.what())));
-      return;
-    }
+  if (!st.options.to_host) {
+    promise.deliver(encode(state));
+    return;
   }
-  input_state_msg reply;
-  if (auto err = wire::to_bytes(state, reply.state))
-    reply =
-        failure(Code::internal, "dataset_iterator: cannot encode state: " + caf::to_string(err));
-  promise.deliver(std::move(reply));
+  // Steps read ahead onto a GPU come back to the host first; a copy from a GPU waits for the
+  // device, so it runs on the reader thread, never in this handler.
+  const uint64_t encoding = st.next_job++;
+  st.encodings.emplace(encoding, std::move(promise));
+  on_reader(
+      self, encoded_atom::value, encoding, [state, to_host = st.options.to_host](Reader&) mutable {
+        try {
+          for (auto& step : state.buffered)
+            for (auto& element : step.elements)
+              for (Tensor& t : element) t = to_host(t);
+        } catch (const Error& e) {
+          return failure(e.code(),
+                         "dataset_iterator: saving the steps read ahead: " + std::string(e.what()));
+        }
+        return encode(state);
+      });
+}
+
+void encoded(dataset_iterator_actor* self, uint64_t job, input_state_msg& reply) {
+  auto& st = self->state;
+  auto it = st.encodings.find(job);
+  if (it == st.encodings.end()) return;
+  it->second.deliver(std::move(reply));
+  st.encodings.erase(it);
 }
 
 void restored(dataset_iterator_actor* self, uint64_t job, input_state_msg& reply) {
@@ -243,6 +265,7 @@ caf::behavior dataset_iterator(dataset_iterator_actor* self,
         return promise;
       },
       [=](saved_atom, uint64_t job, input_state_msg& state) { saved(self, job, state); },
+      [=](encoded_atom, uint64_t job, input_state_msg& reply) { encoded(self, job, reply); },
       [=](const input_restore_msg& msg) -> caf::result<input_state_msg> {
         auto& st = self->state;
         input_worker_state saved;

@@ -71,7 +71,10 @@ ClassificationStats gpu_classification_stats(const Tensor& loss, const Tensor& l
       labels.num_elements() != rows)
     throw invalid_argument(what + "labels must be " + std::to_string(rows) +
                            " int32 or int64 values, got " + labels.description());
-  const int device = logits.buffer() ? logits.buffer()->device_index() : -1;
+  int device = -1;  // the GPU of the first of them that is on one
+  for (const Tensor* t : {&logits, &loss, &labels})
+    if (device < 0 && t->memory() == MemoryKind::gpu) device = t->buffer()->device_index();
+  if (device < 0) throw invalid_argument(what + "none of loss, logits, labels is in GPU memory");
   for (const Tensor* t : {&loss, &logits, &labels})
     if (t->memory() != MemoryKind::gpu || t->buffer()->device_index() != device)
       throw invalid_argument(what + t->description() + " is not in the memory of GPU " +
