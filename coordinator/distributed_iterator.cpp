@@ -93,46 +93,77 @@ struct DistributedIterator::Impl {
     workers.clear();
   }
 
-  // Each worker's answer for this step, in worker order; throws on the first failure. All
-  // requests go out before the first answer is awaited, so the workers answer in parallel.
-  std::vector<input_step_msg> pull_all() {
-    std::vector<input_step_msg> steps(workers.size());
+  // Every worker's answers for the next `count` steps: result[k][w] is worker w's step k. All
+  // requests go out before the first answer is awaited, so the workers answer in parallel and
+  // each worker's actor serves its run of pulls in one go, in the order they arrived (a chunk of
+  // steps costs one round trip, not one per step). Throws on the first failure.
+  std::vector<std::vector<input_step_msg>> pull_all(int64_t count) {
+    std::vector<std::vector<input_step_msg>> steps(size_t(count),
+                                                   std::vector<input_step_msg>(workers.size()));
     using handle = decltype((*self)->request(workers[0], config.options.request_timeout,
                                              input_pull_msg{step}));
     std::vector<handle> pending;
-    pending.reserve(workers.size());
-    for (auto& w : workers)
-      pending.push_back((*self)->request(w, config.options.request_timeout, input_pull_msg{step}));
+    pending.reserve(size_t(count) * workers.size());
+    for (int64_t k = 0; k < count; ++k)
+      for (auto& w : workers)
+        pending.push_back((*self)->request(w, config.options.request_timeout,
+                                           input_pull_msg{step + uint64_t(k)}));
+    // Every answer is taken, also after a failure: one left unread would stay in this scoped
+    // actor's mailbox.
     std::optional<Error> failure;
-    for (size_t i = 0; i < workers.size(); ++i)
-      pending[i].receive([&](input_step_msg& m) { steps[i] = std::move(m); },
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const size_t k = i / workers.size(), w = i % workers.size();
+      pending[i].receive([&](input_step_msg& m) { steps[k][w] = std::move(m); },
                          [&](caf::error& err) {
-                           if (!failure) failure = worker_unreachable(*system, i, "a pull", err);
+                           if (!failure) failure = worker_unreachable(*system, w, "a pull", err);
                          });
-    if (failure) throw *failure;
-    for (size_t i = 0; i < workers.size(); ++i) {
-      if (steps[i].error_code != 0)
-        throw Error(static_cast<Code>(steps[i].error_code), steps[i].error_message);
-      if (steps[i].has_data.size() != size_t(config.replicas_per_worker) ||
-          steps[i].elements.size() != size_t(config.replicas_per_worker))
-        throw internal_error("input worker " + std::to_string(i) + " answered with " +
-                             std::to_string(steps[i].has_data.size()) + " replicas, expected " +
-                             std::to_string(config.replicas_per_worker));
     }
+    step += uint64_t(count);
+    if (failure) throw *failure;
+    for (auto& answers : steps)
+      for (size_t i = 0; i < answers.size(); ++i) {
+        if (answers[i].error_code != 0)
+          throw Error(static_cast<Code>(answers[i].error_code), answers[i].error_message);
+        if (answers[i].has_data.size() != size_t(config.replicas_per_worker) ||
+            answers[i].elements.size() != size_t(config.replicas_per_worker))
+          throw internal_error("input worker " + std::to_string(i) + " answered with " +
+                               std::to_string(answers[i].has_data.size()) + " replicas, expected " +
+                               std::to_string(config.replicas_per_worker));
+      }
     return steps;
   }
 
-  std::optional<std::vector<PerReplica>> next() {
-    // Spec §2.8.4: get_next runs in its own strategy's scope; another strategy's is an error.
+  // Spec §2.8.4: get_next runs in its own strategy's scope; another strategy's is an error.
+  void check_scope() const {
     const Strategy* current = current_strategy();
     if (config.strategy && current && current != config.strategy)
       throw failed_precondition(
           "get_next: this distributed iterator belongs to another strategy "
           "than the current " +
           current->name() + " scope");
-    if (ended) return std::nullopt;
-    auto steps = pull_all();
-    ++step;
+  }
+
+  // Up to `count` steps; fewer only where the data ends (then `ended`).
+  std::vector<std::vector<PerReplica>> next_steps(int64_t count) {
+    check_scope();
+    std::vector<std::vector<PerReplica>> out;
+    if (ended || count == 0) return out;
+    for (auto& answers : pull_all(count)) {
+      auto one = assemble(answers);
+      if (!one) break;  // the later answers are past the end as well
+      out.push_back(std::move(*one));
+    }
+    return out;
+  }
+
+  std::optional<std::vector<PerReplica>> next() {
+    auto steps = next_steps(1);
+    if (steps.empty()) return std::nullopt;
+    return std::move(steps.front());
+  }
+
+  // One step from every worker's answer for it; nullopt (and `ended`) at the end of the data.
+  std::optional<std::vector<PerReplica>> assemble(std::vector<input_step_msg>& steps) {
     // The end-of-data decision is collective: the count of every worker's replicas with data.
     std::vector<std::optional<data::Element>> per_replica;
     per_replica.reserve(config.devices.size());
@@ -261,13 +292,22 @@ DistributedIterator& DistributedIterator::operator=(DistributedIterator&&) noexc
 
 std::vector<PerReplica> DistributedIterator::get_next() {
   auto step = impl_->next();
-  if (!step)
-    throw out_of_range("end of sequence: every replica of every input worker is out of data");
+  if (!step) throw end_of_sequence();
   return std::move(*step);
+}
+
+Error DistributedIterator::end_of_sequence() {
+  return out_of_range("end of sequence: every replica of every input worker is out of data");
 }
 
 std::optional<std::vector<PerReplica>> DistributedIterator::get_next_as_optional() {
   return impl_->next();
+}
+
+std::vector<std::vector<PerReplica>> DistributedIterator::get_next_steps(int64_t count) {
+  if (count < 0)
+    throw invalid_argument("get_next_steps: count must be >= 0, got " + std::to_string(count));
+  return impl_->next_steps(count);
 }
 
 const data::ElementSpec& DistributedIterator::element_spec() const {

@@ -17,6 +17,7 @@
 #include "coordinator/distributed_values.hpp"
 #include "coordinator/input_workers.hpp"
 #include "core/data/dataset.hpp"
+#include "core/status.hpp"
 
 namespace troupe {
 
@@ -56,6 +57,13 @@ class DistributedIterator {
   std::vector<PerReplica> get_next();
   /// Like get_next, but nullopt at the end of the data.
   std::optional<std::vector<PerReplica>> get_next_as_optional();
+  /// The next `count` steps, as `count` calls of get_next_as_optional would give them, with one
+  /// round trip to the input workers for all (what a strategy.run of several steps takes):
+  /// fewer only where the data ends. Errors as get_next's (the steps before a failed one are
+  /// consumed and not returned); invalid_argument for a negative count.
+  std::vector<std::vector<PerReplica>> get_next_steps(int64_t count);
+  /// What get_next throws at the end of the data (out_of_range).
+  static Error end_of_sequence();
   /// Per-replica element spec (each PerReplica component follows it).
   const data::ElementSpec& element_spec() const;
   int64_t num_input_workers() const;

@@ -250,12 +250,16 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
     if (checkpoint_every > 0) chunk = std::min(chunk, checkpoint_every - step % checkpoint_every);
     std::vector<ValueArg> args;  // features 0, labels 0, global batch, features 1, ...
     set_phase(RunPhase::waiting_for_input);
-    for (int64_t k = 0; k < chunk; ++k) {
+    {
+      // The chunk's steps in one round trip to the input workers (get_next_steps).
       Timeline::Span span(tl, "get_next", "input", 0);
-      std::vector<PerReplica> batch = iterator.get_next();
-      args.push_back(std::move(batch.at(0)));
-      args.push_back(std::move(batch.at(1)));
-      args.push_back(global_batch_arg);
+      std::vector<std::vector<PerReplica>> batches = iterator.get_next_steps(chunk);
+      if (int64_t(batches.size()) < chunk) throw DistributedIterator::end_of_sequence();
+      for (auto& batch : batches) {
+        args.push_back(std::move(batch.at(0)));
+        args.push_back(std::move(batch.at(1)));
+        args.push_back(global_batch_arg);
+      }
     }
     set_phase(RunPhase::step);
     {

@@ -1,0 +1,119 @@
+// DistributedIterator::get_next_steps: a chunk of steps in one round trip to the input workers
+// gives exactly the steps get_next gives one by one (with shuffle, several input workers and
+// read-ahead buffers), stops where the data ends, leaves the iterator where a save/restore
+// continues exactly, and fails as get_next does.
+#include "tests/input/input_test_util.hpp"
+
+namespace troupe::testing {
+namespace {
+
+using data::AutoShardPolicy;
+using data::Dataset;
+
+struct ChunkCase {
+  int replicas;
+  int64_t workers;
+  int64_t buffer;
+  int64_t chunk;
+};
+
+class GetNextStepsTest : public InputTest, public ::testing::WithParamInterface<ChunkCase> {
+ protected:
+  DistributedDataset dataset() {
+    auto c = GetParam();
+    auto ds = Dataset::range(0, 60)
+                  .shuffle(16, /*seed=*/7)
+                  .batch(8)
+                  .repeat(2)
+                  .with_auto_shard_policy(AutoShardPolicy::data);
+    return distribute(c.replicas, ds, workers(c.workers, c.buffer));
+  }
+};
+
+TEST_P(GetNextStepsTest, ChunksGiveTheStepsOfGetNextInOrderAndEndWithTheData) {
+  auto dist = dataset();
+  const auto reference = drain(dist);
+  ASSERT_GT(reference.size(), size_t(GetParam().chunk));
+  auto it = dist.make_iterator();
+  std::vector<StepValues> chunked;
+  for (;;) {
+    auto steps = it.get_next_steps(GetParam().chunk);
+    ASSERT_LE(steps.size(), size_t(GetParam().chunk));
+    for (auto& s : steps) chunked.push_back(values_of(s));
+    if (steps.size() < size_t(GetParam().chunk)) break;  // only where the data ended
+  }
+  EXPECT_EQ(chunked, reference);
+  EXPECT_TRUE(it.get_next_steps(GetParam().chunk).empty());
+  EXPECT_FALSE(it.get_next_as_optional());
+}
+
+TEST_P(GetNextStepsTest, AStateSavedAfterAChunkContinuesRightAfterIt) {
+  auto dist = dataset();
+  const auto reference = drain(dist);
+  const size_t chunk = size_t(GetParam().chunk);
+  auto it = dist.make_iterator();
+  ASSERT_EQ(it.get_next_steps(int64_t(chunk)).size(), chunk);
+  auto state = it.save();
+  std::vector<StepValues> rest(reference.begin() + std::ptrdiff_t(chunk), reference.end());
+  auto restored = dist.make_iterator();
+  restored.restore(state);
+  EXPECT_EQ(drain(restored), rest);
+  EXPECT_EQ(drain(it), rest);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, GetNextStepsTest,
+                         ::testing::Values(ChunkCase{2, 1, 1, 8}, ChunkCase{3, 1, 4, 3},
+                                           ChunkCase{4, 2, 1, 5}, ChunkCase{3, 3, 2, 1}),
+                         [](const auto& info) {
+                           return "N" + std::to_string(info.param.replicas) + "_W" +
+                                  std::to_string(info.param.workers) + "_Buf" +
+                                  std::to_string(info.param.buffer) + "_Chunk" +
+                                  std::to_string(info.param.chunk);
+                         });
+
+TEST_F(InputTest, GetNextStepsOfNoStepsTakesNoneAndANegativeCountIsRefused) {
+  auto dist = distribute(2, Dataset::range(0, 4).batch(2));
+  auto it = dist.make_iterator();
+  EXPECT_TRUE(it.get_next_steps(0).empty());
+  EXPECT_ERROR_CONTAINS(it.get_next_steps(-1), "count must be >= 0, got -1");
+  EXPECT_EQ(values_of(it.get_next()), (StepValues{{0}, {1}}));
+}
+
+TEST_F(InputTest, GetNextStepsReportsAnInputErrorInsideTheChunk) {
+  auto ds = Dataset::range(0, 16)
+                .map([](const data::Element& e) -> data::Element {
+                  if (e[0].scalar<int64_t>() == 9) throw invalid_argument("element 9 is bad");
+                  return e;
+                })
+                .batch(2);
+  auto dist = distribute(2, ds);
+  auto it = dist.make_iterator();
+  EXPECT_EQ(it.get_next_steps(2).size(), 2u);  // elements 0-7
+  EXPECT_ERROR_CONTAINS(it.get_next_steps(4), "element 9 is bad");
+  // The failure sticks, as get_next's does.
+  EXPECT_ERROR_CONTAINS(it.get_next_steps(1), "element 9 is bad");
+}
+
+TEST_F(InputTest, GetNextStepsInsideAnotherStrategysScopeIsAnError) {
+  auto dist = distribute(2, Dataset::range(0, 4).batch(2));
+  auto it = dist.make_iterator();
+  MirroredStrategy other(runtime.system(), {"CPU:0"});
+  {
+    auto scope = other.scope();
+    EXPECT_ERROR_CONTAINS(it.get_next_steps(1),
+                          "belongs to another strategy than the current MirroredStrategy");
+  }
+  EXPECT_EQ(values_of(it.get_next()), (StepValues{{0}, {1}}));
+}
+
+TEST_F(InputTest, EndOfSequenceIsTheErrorGetNextThrowsAtTheEnd) {
+  auto dist = distribute(2, Dataset::range(0, 2).batch(2));
+  auto it = dist.make_iterator();
+  it.get_next();
+  const Error expected = DistributedIterator::end_of_sequence();
+  EXPECT_EQ(expected.code(), Code::out_of_range);
+  EXPECT_ERROR_CONTAINS(it.get_next(), expected.what());
+}
+
+}  // namespace
+}  // namespace troupe::testing
