@@ -1,7 +1,12 @@
 // DistributedIterator::get_next_steps: a chunk of steps in one round trip to the input workers
 // gives exactly the steps get_next gives one by one (with shuffle, several input workers and
 // read-ahead buffers), stops where the data ends, leaves the iterator where a save/restore
-// continues exactly, and fails as get_next does.
+// continues exactly, and fails as get_next does (a dead or a silent input worker is named, never
+// waited for forever).
+#include <caf/all.hpp>
+
+#include <future>
+
 #include "tests/input/input_test_util.hpp"
 
 namespace troupe::testing {
@@ -92,6 +97,58 @@ TEST_F(InputTest, GetNextStepsReportsAnInputErrorInsideTheChunk) {
   EXPECT_ERROR_CONTAINS(it.get_next_steps(4), "element 9 is bad");
   // The failure sticks, as get_next's does.
   EXPECT_ERROR_CONTAINS(it.get_next_steps(1), "element 9 is bad");
+}
+
+TEST_F(InputTest, GetNextStepsWithADeadInputWorkerNamesItInsteadOfHanging) {
+  InputOptions o = workers(2);
+  o.request_timeout = std::chrono::seconds(30);
+  auto ds = Dataset::range(0, 16).batch(2).with_auto_shard_policy(AutoShardPolicy::off);
+  auto dist = distribute(2, ds, o);
+  auto it = dist.make_iterator();
+  ASSERT_EQ(it.get_next_steps(2).size(), 2u);
+  auto victim = it.input_worker_actors().at(1);
+  {
+    caf::scoped_actor self{runtime.system()};
+    self->monitor(victim);
+    self->send_exit(victim, caf::exit_reason::kill);
+    self->receive([](const caf::down_msg&) {});
+  }
+  try {
+    it.get_next_steps(3);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::unavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input worker 1 did not answer a pull"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(InputTest, GetNextStepsWithASilentInputWorkerTimesOut) {
+  // The generator blocks until the test opens the gate, so the worker cannot answer.
+  auto gate = std::make_shared<std::promise<void>>();
+  std::shared_future<void> opened = gate->get_future().share();
+  data::ElementSpec spec{{DType::int64, {}}};
+  auto ds = Dataset::from_generator(
+                [opened](int64_t i) -> std::optional<data::Element> {
+                  opened.wait();
+                  if (i >= 8) return std::nullopt;
+                  return data::Element{Tensor::from_scalar<int64_t>(i)};
+                },
+                spec)
+                .batch(2);
+  InputOptions o;
+  o.request_timeout = std::chrono::milliseconds(50);
+  auto dist = distribute(2, ds, o);
+  auto it = dist.make_iterator();
+  try {
+    it.get_next_steps(3);
+    ADD_FAILURE() << "expected deadline_exceeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input worker 0 did not answer a pull"), std::string::npos)
+        << e.what();
+  }
+  gate->set_value();  // let the actor finish so the iterator can exit it
 }
 
 TEST_F(InputTest, GetNextStepsInsideAnotherStrategysScopeIsAnError) {
