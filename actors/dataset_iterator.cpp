@@ -244,6 +244,20 @@ caf::behavior dataset_iterator(dataset_iterator_actor* self,
         schedule_fill(self);
         return promise;
       },
+      [=](input_unpull_msg& back) {
+        auto& st = self->state;
+        for (auto it = back.steps.rbegin(); it != back.steps.rend(); ++it)
+          st.ready.push_front(std::move(*it));
+        // Pulls wait only while nothing is read ahead: serve any from the steps given back.
+        while (!st.pulls.empty() && !st.ready.empty()) {
+          auto [id, promise] = std::move(st.pulls.front());
+          st.pulls.pop_front();
+          input_step_msg step = std::move(st.ready.front());
+          st.ready.pop_front();
+          step.step = id;
+          promise.deliver(std::move(step));
+        }
+      },
       [=](filled_atom, uint64_t generation, input_step_msg& step) {
         filled(self, generation, step);
       },

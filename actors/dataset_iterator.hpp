@@ -9,7 +9,8 @@
 // with no writer) holds no scheduler thread, and exiting the actor abandons it.
 //
 // Protocol (messages/input_messages.hpp): input_pull_msg -> input_step_msg,
-// input_save_msg -> input_state_msg, input_restore_msg -> input_state_msg.
+// input_save_msg -> input_state_msg, input_restore_msg -> input_state_msg; input_unpull_msg
+// (no answer) gives steps pulled ahead but not used back, to the front of the read-ahead.
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,8 @@
 #include "coordinator/distributed_iterator.hpp"
 
 #include <cstring>
+#include <deque>
+#include <utility>
 
 #include <caf/all.hpp>
 
@@ -51,6 +53,11 @@ struct DistributedIterator::Impl {
   std::unique_ptr<caf::scoped_actor> self;
   uint64_t step = 0;
   bool ended = false;
+  using PullHandle = decltype(std::declval<caf::scoped_actor&>()->request(
+      std::declval<const caf::actor&>(), std::declval<const InputOptions&>().request_timeout,
+      std::declval<input_pull_msg>()));
+  // Pulls sent and not yet taken, step-major: [k * workers + w] is worker w's pull of step k.
+  std::deque<PullHandle> in_flight;
 
   Impl(caf::actor_system& sys, DistributedIteratorConfig cfg)
       : system(&sys), config(std::move(cfg)) {
@@ -93,33 +100,41 @@ struct DistributedIterator::Impl {
     workers.clear();
   }
 
-  // Every worker's answers for the next `count` steps: result[k][w] is worker w's step k. All
-  // requests go out before the first answer is awaited, so the workers answer in parallel and
-  // each worker's actor serves its run of pulls in one go, in the order they arrived (a chunk of
-  // steps costs one round trip, not one per step). Throws on the first failure.
-  std::vector<std::vector<input_step_msg>> pull_all(int64_t count) {
+  // Sends every worker its pulls of the next `count` steps. Each worker's actor serves its pulls
+  // in the order they arrive, from what it read ahead: a chunk of steps costs one round trip, not
+  // one per step, and pulls sent ahead (prefetch) are answered while the replicas compute.
+  void send_pulls(int64_t count) {
+    for (int64_t k = 0; k < count; ++k, ++step)
+      for (auto& w : workers)
+        in_flight.push_back(
+            (*self)->request(w, config.options.request_timeout, input_pull_msg{step}));
+  }
+
+  int64_t steps_in_flight() const { return int64_t(in_flight.size() / workers.size()); }
+
+  // The answers of the first `count` steps in flight: result[k][w] is worker w's. Every one of
+  // them is taken, also after a failure (an answer left unread would stay in this scoped actor's
+  // mailbox); throws when a worker did not answer. Answers that carry a pipeline error are
+  // returned as they are (check_answers).
+  std::vector<std::vector<input_step_msg>> take_pulls(int64_t count) {
     std::vector<std::vector<input_step_msg>> steps(size_t(count),
                                                    std::vector<input_step_msg>(workers.size()));
-    using handle = decltype((*self)->request(workers[0], config.options.request_timeout,
-                                             input_pull_msg{step}));
-    std::vector<handle> pending;
-    pending.reserve(size_t(count) * workers.size());
-    for (int64_t k = 0; k < count; ++k)
-      for (auto& w : workers)
-        pending.push_back((*self)->request(w, config.options.request_timeout,
-                                           input_pull_msg{step + uint64_t(k)}));
-    // Every answer is taken, also after a failure: one left unread would stay in this scoped
-    // actor's mailbox.
     std::optional<Error> failure;
-    for (size_t i = 0; i < pending.size(); ++i) {
+    for (size_t i = 0; i < size_t(count) * workers.size(); ++i) {
       const size_t k = i / workers.size(), w = i % workers.size();
-      pending[i].receive([&](input_step_msg& m) { steps[k][w] = std::move(m); },
-                         [&](caf::error& err) {
-                           if (!failure) failure = worker_unreachable(*system, w, "a pull", err);
-                         });
+      in_flight.front().receive([&](input_step_msg& m) { steps[k][w] = std::move(m); },
+                                [&](caf::error& err) {
+                                  if (!failure)
+                                    failure = worker_unreachable(*system, w, "a pull", err);
+                                });
+      in_flight.pop_front();
     }
-    step += uint64_t(count);
     if (failure) throw *failure;
+    return steps;
+  }
+
+  // Throws the first pipeline error or malformed answer among `steps`.
+  void check_answers(const std::vector<std::vector<input_step_msg>>& steps) const {
     for (auto& answers : steps)
       for (size_t i = 0; i < answers.size(); ++i) {
         if (answers[i].error_code != 0)
@@ -130,7 +145,34 @@ struct DistributedIterator::Impl {
                                std::to_string(answers[i].has_data.size()) + " replicas, expected " +
                                std::to_string(config.replicas_per_worker));
       }
-    return steps;
+  }
+
+  // Steps pulled ahead and not handed out go back to the front of their worker's read-ahead, in
+  // order, before anything asks the workers for their position: a saved state then holds them,
+  // and the position is that of the steps handed out. Messages between two actors arrive in the
+  // order sent, so a request sent after this finds them back.
+  void return_in_flight() {
+    if (in_flight.empty()) return;
+    auto answers = take_pulls(steps_in_flight());
+    for (size_t w = 0; w < workers.size(); ++w) {
+      input_unpull_msg back;
+      for (auto& step_answers : answers) back.steps.push_back(std::move(step_answers[w]));
+      (*self)->send(workers[w], std::move(back));
+    }
+  }
+
+  // Takes and drops the answers in flight (a restore replaces the position they came from, and
+  // past the end of the data they are empty).
+  void drop_in_flight() {
+    try {
+      take_pulls(steps_in_flight());
+    } catch (const Error&) {
+      // A worker that did not answer fails the next request to it, with its name.
+    }
+  }
+
+  void prefetch(int64_t count) {
+    if (!ended) send_pulls(count);
   }
 
   // Spec §2.8.4: get_next runs in its own strategy's scope; another strategy's is an error.
@@ -143,14 +185,21 @@ struct DistributedIterator::Impl {
           current->name() + " scope");
   }
 
-  // Up to `count` steps; fewer only where the data ends (then `ended`).
+  // Up to `count` steps, taking pulls sent ahead first; fewer only where the data ends (then
+  // `ended`).
   std::vector<std::vector<PerReplica>> next_steps(int64_t count) {
     check_scope();
     std::vector<std::vector<PerReplica>> out;
     if (ended || count == 0) return out;
-    for (auto& answers : pull_all(count)) {
-      auto one = assemble(answers);
-      if (!one) break;  // the later answers are past the end as well
+    if (steps_in_flight() < count) send_pulls(count - steps_in_flight());
+    auto answers = take_pulls(count);
+    check_answers(answers);
+    for (auto& step_answers : answers) {
+      auto one = assemble(step_answers);
+      if (!one) {  // the later answers, and any pulled ahead, are past the end as well
+        drop_in_flight();
+        break;
+      }
       out.push_back(std::move(*one));
     }
     return out;
@@ -212,6 +261,7 @@ struct DistributedIterator::Impl {
   }
 
   std::string save() {
+    return_in_flight();
     std::string out(kStateMagic, 4);
     put_u64(out, workers.size());
     put_u64(out, uint64_t(config.replicas_per_worker));
@@ -235,6 +285,7 @@ struct DistributedIterator::Impl {
   }
 
   void restore(std::string_view bytes) {
+    drop_in_flight();
     if (bytes.size() < 4 + 8 * 4 || std::memcmp(bytes.data(), kStateMagic, 4) != 0)
       throw data_loss("distributed iterator state: not a DistributedIterator state (bad magic)");
     size_t end = bytes.size() - 8;
@@ -308,6 +359,12 @@ std::vector<std::vector<PerReplica>> DistributedIterator::get_next_steps(int64_t
   if (count < 0)
     throw invalid_argument("get_next_steps: count must be >= 0, got " + std::to_string(count));
   return impl_->next_steps(count);
+}
+
+void DistributedIterator::prefetch_steps(int64_t count) {
+  if (count < 0)
+    throw invalid_argument("prefetch_steps: count must be >= 0, got " + std::to_string(count));
+  impl_->prefetch(count);
 }
 
 const data::ElementSpec& DistributedIterator::element_spec() const {

@@ -62,6 +62,12 @@ class DistributedIterator {
   /// fewer only where the data ends. Errors as get_next's (the steps before a failed one are
   /// consumed and not returned); invalid_argument for a negative count.
   std::vector<std::vector<PerReplica>> get_next_steps(int64_t count);
+  /// Asks the input workers now for the `count` steps after those already asked for, without
+  /// waiting: they are answered while the caller does other work (a strategy.run), and the next
+  /// get_next_steps / get_next takes them first. Nothing changes for the caller otherwise: save()
+  /// first hands such steps back to their workers, so a saved position is that of the steps
+  /// handed out; restore() drops them. invalid_argument for a negative count.
+  void prefetch_steps(int64_t count);
   /// What get_next throws at the end of the data (out_of_range).
   static Error end_of_sequence();
   /// Per-replica element spec (each PerReplica component follows it).

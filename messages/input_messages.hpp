@@ -40,6 +40,17 @@ typename Inspector::result_type inspect(Inspector& f, input_step_msg& x) {
            x.error_message);
 }
 
+/// Coordinator -> dataset_iterator: steps it was handed but did not use, in stream order. They
+/// go back to the front of the read-ahead, so the next pulls and a saved position see them again.
+struct input_unpull_msg {
+  std::vector<input_step_msg> steps;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, input_unpull_msg& x) {
+  return f(caf::meta::type_name("input_unpull_msg"), x.steps);
+}
+
 /// dataset_iterator -> itself: read one more step ahead if the buffer has room.
 struct input_fill_msg {
   uint64_t generation = 0;  ///< bumped by restore so fills of an old position are dropped

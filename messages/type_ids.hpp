@@ -20,6 +20,7 @@
   X(::troupe::tensor_chunk_msg, "troupe.tensor_chunk_msg")         \
   X(::troupe::input_pull_msg, "troupe.input_pull_msg")             \
   X(::troupe::input_step_msg, "troupe.input_step_msg")             \
+  X(::troupe::input_unpull_msg, "troupe.input_unpull_msg")         \
   X(::troupe::input_fill_msg, "troupe.input_fill_msg")             \
   X(::troupe::input_save_msg, "troupe.input_save_msg")             \
   X(::troupe::input_worker_state, "troupe.input_worker_state")     \

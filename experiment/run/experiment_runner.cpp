@@ -235,6 +235,14 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
     ~WaitForReplicas() { strategy.wait_for_replicas(); }
   } wait_for_replicas{*strategy};
   bool stop_after_log = false;
+  // One strategy.run per chunk of steps after `done`; a chunk never crosses a log or checkpoint
+  // step, so those happen at the same steps whatever steps_per_execution is.
+  auto chunk_after = [&](int64_t done) {
+    int64_t chunk = std::min(per_execution, total - done);
+    if (log_every > 0) chunk = std::min(chunk, log_every - done % log_every);
+    if (checkpoint_every > 0) chunk = std::min(chunk, checkpoint_every - done % checkpoint_every);
+    return chunk;
+  };
   while (step < total) {
     bool stop = stop_after_log || (options.stop && options.stop->load());
     // Every worker must stop at the same step, or the others would wait in its collectives.
@@ -243,15 +251,11 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
       summary.interrupted = true;
       break;
     }
-    // One strategy.run per chunk; a chunk never crosses a log or checkpoint step, so those happen
-    // at the same steps whatever steps_per_execution is.
-    int64_t chunk = std::min(per_execution, total - step);
-    if (log_every > 0) chunk = std::min(chunk, log_every - step % log_every);
-    if (checkpoint_every > 0) chunk = std::min(chunk, checkpoint_every - step % checkpoint_every);
+    const int64_t chunk = chunk_after(step);
     std::vector<ValueArg> args;  // features 0, labels 0, global batch, features 1, ...
     set_phase(RunPhase::waiting_for_input);
     {
-      // The chunk's steps in one round trip to the input workers (get_next_steps).
+      // The chunk's steps: asked for during the last chunk, in one round trip (get_next_steps).
       Timeline::Span span(tl, "get_next", "input", 0);
       std::vector<std::vector<PerReplica>> batches = iterator.get_next_steps(chunk);
       if (int64_t(batches.size()) < chunk) throw DistributedIterator::end_of_sequence();
@@ -261,6 +265,9 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
         args.push_back(global_batch_arg);
       }
     }
+    // The next chunk's input is asked for now and answered while this one computes (a save of
+    // the iterator's position hands it back first, so checkpoints and stops are exact).
+    if (step + chunk < total) iterator.prefetch_steps(chunk_after(step + chunk));
     set_phase(RunPhase::step);
     {
       Timeline::Span span(tl, chunk_name(step, chunk), "step", 0);

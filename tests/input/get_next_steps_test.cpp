@@ -2,7 +2,8 @@
 // gives exactly the steps get_next gives one by one (with shuffle, several input workers and
 // read-ahead buffers), stops where the data ends, leaves the iterator where a save/restore
 // continues exactly, and fails as get_next does (a dead or a silent input worker is named, never
-// waited for forever).
+// waited for forever). Steps asked for ahead (prefetch_steps) come next, go back to their workers
+// when the position is saved, and are dropped by a restore.
 #include <caf/all.hpp>
 
 #include <future>
@@ -66,6 +67,51 @@ TEST_P(GetNextStepsTest, AStateSavedAfterAChunkContinuesRightAfterIt) {
   EXPECT_EQ(drain(it), rest);
 }
 
+TEST_P(GetNextStepsTest, PrefetchedStepsComeNextAndASaveInBetweenLosesNone) {
+  auto dist = dataset();
+  const auto reference = drain(dist);
+  const size_t chunk = size_t(GetParam().chunk);
+  ASSERT_GT(reference.size(), chunk + 1);
+  auto it = dist.make_iterator();
+  ASSERT_EQ(it.get_next_steps(int64_t(chunk)).size(), chunk);
+  it.prefetch_steps(int64_t(chunk) + 1);
+  // The save hands the prefetched steps back: its position is right after the chunk taken.
+  auto state = it.save();
+  std::vector<StepValues> rest(reference.begin() + std::ptrdiff_t(chunk), reference.end());
+  auto restored = dist.make_iterator();
+  restored.restore(state);
+  EXPECT_EQ(drain(restored), rest);
+  // And the iterator itself hands them out again, in order.
+  EXPECT_EQ(drain(it), rest);
+}
+
+TEST_P(GetNextStepsTest, PrefetchedStepsAreTakenFirstByGetNextAndGetNextSteps) {
+  auto dist = dataset();
+  const auto reference = drain(dist);
+  auto it = dist.make_iterator();
+  it.prefetch_steps(GetParam().chunk);
+  it.prefetch_steps(2);  // adds to those already asked for
+  std::vector<StepValues> got;
+  got.push_back(values_of(it.get_next()));
+  for (auto& s : it.get_next_steps(GetParam().chunk + 3)) got.push_back(values_of(s));
+  ASSERT_LE(got.size(), reference.size());
+  EXPECT_EQ(got, std::vector<StepValues>(reference.begin(),
+                                         reference.begin() + std::ptrdiff_t(got.size())));
+  EXPECT_EQ(got.size(), size_t(GetParam().chunk) + 4);
+}
+
+TEST_P(GetNextStepsTest, ARestoreDropsPrefetchedSteps) {
+  auto dist = dataset();
+  const auto reference = drain(dist);
+  auto it = dist.make_iterator();
+  it.get_next_steps(2);
+  auto state = it.save();
+  it.get_next_steps(GetParam().chunk);
+  it.prefetch_steps(GetParam().chunk);
+  it.restore(state);
+  EXPECT_EQ(drain(it), std::vector<StepValues>(reference.begin() + 2, reference.end()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, GetNextStepsTest,
                          ::testing::Values(ChunkCase{2, 1, 1, 8}, ChunkCase{3, 1, 4, 3},
                                            ChunkCase{4, 2, 1, 5}, ChunkCase{3, 3, 2, 1}),
@@ -82,6 +128,22 @@ TEST_F(InputTest, GetNextStepsOfNoStepsTakesNoneAndANegativeCountIsRefused) {
   EXPECT_TRUE(it.get_next_steps(0).empty());
   EXPECT_ERROR_CONTAINS(it.get_next_steps(-1), "count must be >= 0, got -1");
   EXPECT_EQ(values_of(it.get_next()), (StepValues{{0}, {1}}));
+}
+
+TEST_F(InputTest, PrefetchPastTheEndGivesTheRestThenNothingAndSavesAtTheEnd) {
+  auto dist = distribute(2, Dataset::range(0, 8).batch(2));
+  auto it = dist.make_iterator();
+  it.prefetch_steps(10);
+  auto steps = it.get_next_steps(10);
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(values_of(steps[3]), (StepValues{{6}, {7}}));
+  EXPECT_TRUE(it.get_next_steps(1).empty());
+  it.prefetch_steps(3);  // nothing is asked for past the end
+  auto state = it.save();
+  auto restored = dist.make_iterator();
+  restored.restore(state);
+  EXPECT_FALSE(restored.get_next_as_optional());
+  EXPECT_ERROR_CONTAINS(it.prefetch_steps(-2), "count must be >= 0, got -2");
 }
 
 TEST_F(InputTest, GetNextStepsReportsAnInputErrorInsideTheChunk) {
