@@ -18,6 +18,7 @@
 #include "messages/caf_compat.hpp"
 #include "messages/error_channel.hpp"
 #include "messages/ps_messages.hpp"
+#include "messages/timed_request.hpp"
 #include "net/bulk_tensor_stream.hpp"
 #include "net/ps_bulk_protocol.hpp"
 #include "net/socket_io.hpp"
@@ -62,7 +63,7 @@ template <class Reply, class Msg>
 Status ask_shard(caf::scoped_actor& self, const caf::actor& shard,
                  std::chrono::milliseconds timeout, Msg msg, Reply& out) {
   Status failure;
-  self->request(shard, timeout, std::move(msg))
+  timed_request(self, shard, timeout, std::move(msg))
       .receive([&](Reply& r) { out = std::move(r); },
                [&](caf::error& e) { failure = to_status(e); });
   return failure;

@@ -11,6 +11,7 @@
 #include "messages/error_channel.hpp"
 #include "messages/replica_messages.hpp"
 #include "messages/tensor_msg.hpp"
+#include "messages/timed_request.hpp"
 
 namespace troupe {
 namespace {
@@ -94,7 +95,7 @@ class BarrierPort final : public MergePort {
     const Tensor shared_output = start.shared_output;
     Tensor result;
     std::string failure;
-    self_->request(peer_, shared_.merge_timeout, std::move(start))
+    timed_request(self_, peer_, shared_.merge_timeout, std::move(start))
         .receive([&](tensor_msg& reply) { result = std::move(reply.tensor); },
                  [&](caf::error& e) { failure = to_status(e).message(); });
     if (!failure.empty()) throw failed(instance, failure);

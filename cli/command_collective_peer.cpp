@@ -42,6 +42,7 @@
 #include "messages/error_channel.hpp"
 #include "messages/system_config.hpp"
 #include "messages/tensor_msg.hpp"
+#include "messages/timed_request.hpp"
 #include "net/gatekeeper.hpp"
 #include "net/shared_secret.hpp"
 #include "net/tls_transport.hpp"
@@ -271,7 +272,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     for (int k = 0; k < repeat; ++k) {
       auto started = std::chrono::steady_clock::now();
       std::string failure;
-      using handle = decltype(self->request(peer, std::chrono::milliseconds(timeout_ms),
+      using handle = decltype(timed_request(self, peer, std::chrono::milliseconds(timeout_ms),
                                             collective_start_msg{}));
       std::vector<handle> pending;
       for (int j = 0; j < concurrent && meet; ++j) {
@@ -285,7 +286,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       }
       for (int j = 0; j < concurrent && !meet; ++j)
         pending.push_back(
-            self->request(peer, std::chrono::milliseconds(timeout_ms),
+            timed_request(self, peer, std::chrono::milliseconds(timeout_ms),
                           collective_start_msg{int64_t(k) * concurrent + j + 1, int32_t(kind), size,
                                                chunk_bytes, 0, 0, inputs[size_t(j)], Tensor{}}));
       for (size_t j = 0; j < pending.size(); ++j)

@@ -16,6 +16,7 @@
 #include "core/status.hpp"
 #include "messages/error_channel.hpp"
 #include "messages/input_messages.hpp"
+#include "messages/timed_request.hpp"
 
 namespace troupe {
 namespace {
@@ -53,9 +54,9 @@ struct DistributedIterator::Impl {
   std::unique_ptr<caf::scoped_actor> self;
   uint64_t step = 0;
   bool ended = false;
-  using PullHandle = decltype(std::declval<caf::scoped_actor&>()->request(
-      std::declval<const caf::actor&>(), std::declval<const InputOptions&>().request_timeout,
-      std::declval<input_pull_msg>()));
+  using PullHandle = decltype(timed_request(
+      std::declval<caf::scoped_actor&>(), std::declval<const caf::actor&>(),
+      std::declval<const InputOptions&>().request_timeout, std::declval<input_pull_msg>()));
   // Pulls sent and not yet taken, step-major: [k * workers + w] is worker w's pull of step k.
   std::deque<PullHandle> in_flight;
 
@@ -107,7 +108,7 @@ struct DistributedIterator::Impl {
     for (int64_t k = 0; k < count; ++k, ++step)
       for (auto& w : workers)
         in_flight.push_back(
-            (*self)->request(w, config.options.request_timeout, input_pull_msg{step}));
+            timed_request(*self, w, config.options.request_timeout, input_pull_msg{step}));
   }
 
   int64_t steps_in_flight() const { return int64_t(in_flight.size() / workers.size()); }
@@ -269,8 +270,7 @@ struct DistributedIterator::Impl {
     for (size_t i = 0; i < workers.size(); ++i) {
       std::optional<Error> failure;
       input_state_msg reply;
-      (*self)
-          ->request(workers[i], config.options.request_timeout, input_save_msg{step})
+      timed_request(*self, workers[i], config.options.request_timeout, input_save_msg{step})
           .receive([&](input_state_msg& m) { reply = std::move(m); },
                    [&](caf::error& err) { failure = worker_unreachable(*system, i, "save", err); });
       if (failure) throw *failure;
@@ -311,8 +311,7 @@ struct DistributedIterator::Impl {
     for (size_t i = 0; i < workers.size(); ++i) {
       std::optional<Error> failure;
       input_state_msg reply;
-      (*self)
-          ->request(workers[i], config.options.request_timeout, input_restore_msg{states[i]})
+      timed_request(*self, workers[i], config.options.request_timeout, input_restore_msg{states[i]})
           .receive(
               [&](input_state_msg& m) { reply = std::move(m); },
               [&](caf::error& err) { failure = worker_unreachable(*system, i, "restore", err); });

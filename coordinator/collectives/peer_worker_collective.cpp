@@ -21,6 +21,7 @@
 #include "messages/collective_messages.hpp"
 #include "messages/error_channel.hpp"
 #include "messages/tensor_msg.hpp"
+#include "messages/timed_request.hpp"
 #include "net/shm_rendezvous.hpp"
 
 namespace troupe {
@@ -164,15 +165,15 @@ class PeerWorkers final : public WorkerCollective {
 
   std::vector<Tensor> run_packs(const std::vector<Tensor>& flats) {
     const int32_t kind = int32_t(CrossDeviceOpKind::collective_all_reduce);
-    using handle = decltype(self_->request(peer_, options_.timeout, collective_start_msg{}));
+    using handle = decltype(timed_request(self_, peer_, options_.timeout, collective_start_msg{}));
     std::vector<handle> pending;
     std::vector<int64_t> instances;
     for (auto& flat : flats) {
       instances.push_back(next_instance_++);
       pending.push_back(
-          self_->request(peer_, options_.timeout,
-                         collective_start_msg{instances.back(), kind, int32_t(names_.size()),
-                                              options_.chunk_bytes, 0, 0, flat, Tensor{}}));
+          timed_request(self_, peer_, options_.timeout,
+                        collective_start_msg{instances.back(), kind, int32_t(names_.size()),
+                                             options_.chunk_bytes, 0, 0, flat, Tensor{}}));
     }
     std::vector<Tensor> sums(flats.size());
     std::optional<Status> failure;

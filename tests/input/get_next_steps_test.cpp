@@ -6,7 +6,9 @@
 // when the position is saved, and are dropped by a restore.
 #include <caf/all.hpp>
 
+#include <chrono>
 #include <future>
+#include <thread>
 
 #include "tests/input/input_test_util.hpp"
 
@@ -144,6 +146,26 @@ TEST_F(InputTest, PrefetchPastTheEndGivesTheRestThenNothingAndSavesAtTheEnd) {
   restored.restore(state);
   EXPECT_FALSE(restored.get_next_as_optional());
   EXPECT_ERROR_CONTAINS(it.prefetch_steps(-2), "count must be >= 0, got -2");
+}
+
+TEST_F(InputTest, StepsAskedForAheadAndTakenLaterThanTheRequestTimeoutArrive) {
+  // request_timeout bounds how long a worker takes to answer once asked; steps asked for ahead
+  // are answered at once, and the caller may take them after a chunk longer than that.
+  InputOptions o;
+  o.request_timeout = std::chrono::milliseconds(100);
+  auto dist = distribute(2, Dataset::range(0, 12).batch(2), o);
+  auto it = dist.make_iterator();
+  it.prefetch_steps(3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto steps = it.get_next_steps(3);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(values_of(steps[2]), (StepValues{{4}, {5}}));
+  it.prefetch_steps(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto state = it.save();
+  auto restored = dist.make_iterator();
+  restored.restore(state);
+  EXPECT_EQ(drain(restored), (std::vector<StepValues>{{{6}, {7}}, {{8}, {9}}, {{10}, {11}}}));
 }
 
 TEST_F(InputTest, GetNextStepsReportsAnInputErrorInsideTheChunk) {
