@@ -4,6 +4,7 @@
 #include <caf/all.hpp>
 
 #include <fstream>
+#include <functional>
 #include <future>
 
 #include "tests/input/input_test_util.hpp"
@@ -63,13 +64,7 @@ TEST_F(InputTest, MissingTFRecordFileIsNotFoundNamingThePath) {
 }
 
 TEST_F(InputTest, ThrowingMapFunctionReachesTheCaller) {
-  auto ds = Dataset::range(0, 8)
-                .map([](const data::Element& e) -> data::Element {
-                  if (e[0].scalar<int64_t>() == 5) throw invalid_argument("element 5 is bad");
-                  return e;
-                })
-                .batch(2);
-  auto dist = distribute(2, ds);
+  auto dist = distribute(2, range_failing_at(8, 5));
   auto it = dist.make_iterator();
   EXPECT_EQ(values_of(it.get_next()), (StepValues{{0}, {1}}));
   // core/data's prefetch(R) reads the failing global batch ahead, so the error may surface one
@@ -89,13 +84,7 @@ TEST_F(InputTest, DeadInputWorkerGivesAnErrorNotAHang) {
   auto dist = distribute(2, ds, o);
   auto it = dist.make_iterator();
   it.get_next();
-  auto victim = it.input_worker_actors().at(1);
-  {
-    caf::scoped_actor self{runtime.system()};
-    self->monitor(victim);
-    self->send_exit(victim, caf::exit_reason::kill);
-    self->receive([](const caf::down_msg&) {});
-  }
+  kill_and_wait(it.input_worker_actors().at(1));
   try {
     it.get_next();
     ADD_FAILURE() << "expected an error";
@@ -116,28 +105,23 @@ namespace {
 TEST_F(InputTest, SilentInputWorkerTimesOutInsteadOfHanging) {
   // The generator blocks until the test opens the gate, so the worker cannot answer a pull.
   auto gate = std::make_shared<std::promise<void>>();
-  std::shared_future<void> opened = gate->get_future().share();
-  data::ElementSpec spec{{DType::int64, {}}};
-  auto ds = data::Dataset::from_generator(
-                [opened](int64_t i) -> std::optional<data::Element> {
-                  opened.wait();
-                  if (i >= 4) return std::nullopt;
-                  return data::Element{Tensor::from_scalar<int64_t>(i)};
-                },
-                spec)
-                .batch(2);
   InputOptions o;
   o.request_timeout = std::chrono::milliseconds(50);
-  auto dist = distribute(2, ds, o);
+  auto dist = distribute(2, gated_range(gate->get_future().share(), 8), o);
   auto it = dist.make_iterator();
-  try {
-    it.get_next();
-    ADD_FAILURE() << "expected deadline_exceeded";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
-    EXPECT_NE(std::string(e.what()).find("input worker 0 did not answer a pull"), std::string::npos)
-        << e.what();
-  }
+  auto expect_timeout = [](const std::function<void()>& pull) {
+    try {
+      pull();
+      ADD_FAILURE() << "expected deadline_exceeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
+      EXPECT_NE(std::string(e.what()).find("input worker 0 did not answer a pull"),
+                std::string::npos)
+          << e.what();
+    }
+  };
+  expect_timeout([&] { it.get_next(); });
+  expect_timeout([&] { it.get_next_steps(3); });  // a chunk's pulls as well
   gate->set_value();  // let the actor finish so the iterator can exit it
 }
 

@@ -6,9 +6,13 @@
 
 #include "tests/common/error_of.hpp"
 
+#include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <caf/all.hpp>
 
 #include "coordinator/distributed_dataset.hpp"
 #include "coordinator/mirrored_strategy.hpp"
@@ -42,6 +46,49 @@ class InputTest : public ::testing::Test {
     o.num_input_workers = w;
     o.experimental_per_replica_buffer_size = buffer;
     return o;
+  }
+
+  /// Two epochs of 0..59, shuffled (buffer 16, seed 7), in batches of 8, sharded by data: the
+  /// stream the position tests save and restore in the middle of.
+  static data::Dataset shuffled_two_epochs() {
+    return data::Dataset::range(0, 60)
+        .shuffle(16, /*seed=*/7)
+        .batch(8)
+        .repeat(2)
+        .with_auto_shard_policy(data::AutoShardPolicy::data);
+  }
+
+  /// 0..count-1 in batches of 2 from a generator that blocks until `opened` is ready: an input
+  /// worker over it cannot answer a pull until then.
+  static data::Dataset gated_range(std::shared_future<void> opened, int64_t count) {
+    data::ElementSpec spec{{DType::int64, {}}};
+    return data::Dataset::from_generator(
+               [opened, count](int64_t i) -> std::optional<data::Element> {
+                 opened.wait();
+                 if (i >= count) return std::nullopt;
+                 return data::Element{Tensor::from_scalar<int64_t>(i)};
+               },
+               spec)
+        .batch(2);
+  }
+
+  /// 0..count-1 in batches of 2, whose map throws invalid_argument("element B is bad") at `bad`.
+  static data::Dataset range_failing_at(int64_t count, int64_t bad) {
+    return data::Dataset::range(0, count)
+        .map([bad](const data::Element& e) -> data::Element {
+          if (e[0].scalar<int64_t>() == bad)
+            throw invalid_argument("element " + std::to_string(bad) + " is bad");
+          return e;
+        })
+        .batch(2);
+  }
+
+  /// Kills `victim` and returns once it is down.
+  void kill_and_wait(const caf::actor& victim) {
+    caf::scoped_actor self{runtime.system()};
+    self->monitor(victim);
+    self->send_exit(victim, caf::exit_reason::kill);
+    self->receive([](const caf::down_msg&) {});
   }
 };
 

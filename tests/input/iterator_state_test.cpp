@@ -19,12 +19,7 @@ class IteratorStateTest : public InputTest, public ::testing::WithParamInterface
 
 TEST_P(IteratorStateTest, RestoredMidEpochWithShuffleContinuesExactly) {
   auto c = GetParam();
-  auto ds = Dataset::range(0, 60)
-                .shuffle(16, /*seed=*/7)
-                .batch(8)
-                .repeat(2)
-                .with_auto_shard_policy(AutoShardPolicy::data);
-  auto dist = distribute(c.replicas, ds, workers(c.workers, c.buffer));
+  auto dist = distribute(c.replicas, shuffled_two_epochs(), workers(c.workers, c.buffer));
   auto reference = drain(dist);
   ASSERT_GT(reference.size(), 6u);
 
