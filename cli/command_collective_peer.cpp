@@ -217,7 +217,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     Tensor input = collective_peer_input(rank, count, dtype, seed);
     caf::scoped_actor self{sys};
     std::string not_ready;
-    self->request(peer, std::chrono::milliseconds(timeout_ms), ready_atom::value)
+    timed_request(self, peer, std::chrono::milliseconds(timeout_ms), ready_atom::value)
         .receive([](int32_t) {}, [&](caf::error& e) { not_ready = to_status(e).message(); });
     if (!not_ready.empty())
       throw unavailable("the group did not assemble within " + std::to_string(timeout_ms) +
@@ -225,7 +225,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     // Prints where the data plane listens, or (traffic) what it carried.
     auto report_data_plane = [&](bool traffic) {
       if (!peer_transport.data_plane) return;
-      self->request(peer, std::chrono::milliseconds(timeout_ms), collective_data_atom::value)
+      timed_request(self, peer, std::chrono::milliseconds(timeout_ms), collective_data_atom::value)
           .receive(
               [&](std::string& host, uint16_t port, uint64_t sent, uint64_t received) {
                 if (traffic)

@@ -10,6 +10,7 @@
 #include "messages/atoms.hpp"
 #include "messages/auth_msg.hpp"
 #include "messages/error_channel.hpp"
+#include "messages/timed_request.hpp"
 #include "net/gatekeeper.hpp"
 #include "net/tls_transport.hpp"
 
@@ -25,7 +26,7 @@ void pipeline_chunks(caf::actor_system& sys, const caf::actor& service,
                      const std::vector<tensor_chunk_msg>& chunks, const WireClientOptions& o,
                      const char* what, OnReply on_reply) {
   caf::scoped_actor self{sys};
-  using handle = decltype(self->request(service, o.timeout, Atom::value, chunks[0]));
+  using handle = decltype(timed_request(self, service, o.timeout, Atom::value, chunks[0]));
   std::deque<handle> in_flight;
   size_t next = 0;
   std::optional<std::string> failure;
@@ -39,7 +40,7 @@ void pipeline_chunks(caf::actor_system& sys, const caf::actor& service,
   };
   while (next < chunks.size() || !in_flight.empty()) {
     while (!failure && next < chunks.size() && in_flight.size() < std::max<size_t>(1, o.window)) {
-      in_flight.push_back(self->request(service, o.timeout, Atom::value, chunks[next]));
+      in_flight.push_back(timed_request(self, service, o.timeout, Atom::value, chunks[next]));
       ++next;
     }
     if (in_flight.empty()) break;
@@ -67,14 +68,14 @@ caf::actor connect_to_service(caf::actor_system& sys, const WireClientOptions& o
   std::optional<std::string> failure;
   bool refused = false;
   challenge_msg challenge;
-  self->request(*gate, o.timeout, hello_atom::value)
+  timed_request(self, *gate, o.timeout, hello_atom::value)
       .receive([&](const challenge_msg& c) { challenge = c; },
                [&](caf::error& e) {
                  failure = "no challenge from " + where(o) + ": " + to_status(e).message();
                });
   if (failure) throw unavailable(*failure);
   caf::actor service;
-  self->request(*gate, o.timeout, prove_atom::value,
+  timed_request(self, *gate, o.timeout, prove_atom::value,
                 proof_msg{challenge.nonce, challenge_proof(o.secret, challenge.nonce)})
       .receive([&](const caf::actor& s) { service = s; },
                [&](caf::error& e) {
@@ -122,7 +123,7 @@ uint16_t request_bulk_port(caf::actor_system& sys, const caf::actor& service,
   caf::scoped_actor self{sys};
   uint16_t port = 0;
   std::optional<std::string> failure;
-  self->request(service, o.timeout, bulk_atom::value)
+  timed_request(self, service, o.timeout, bulk_atom::value)
       .receive([&](uint16_t p) { port = p; },
                [&](caf::error& e) { failure = to_status(e).message(); });
   if (failure) throw unavailable("bulk port request to " + where(o) + " failed: " + *failure);

@@ -12,6 +12,7 @@
 #include "messages/atoms.hpp"
 #include "messages/collective_messages.hpp"
 #include "messages/error_channel.hpp"
+#include "messages/timed_request.hpp"
 #include "net/bind_address.hpp"
 #include "net/gatekeeper.hpp"
 #include "net/tls_transport.hpp"
@@ -95,7 +96,7 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     caf::scoped_actor self{system};
     std::optional<Status> not_ready;
-    self->request(peer_, std::max(left, std::chrono::milliseconds(1)), ready_atom::value)
+    timed_request(self, peer_, std::max(left, std::chrono::milliseconds(1)), ready_atom::value)
         .receive([](int32_t) {}, [&](caf::error& e) { not_ready = to_status(e); });
     if (not_ready) {
       std::string missing;

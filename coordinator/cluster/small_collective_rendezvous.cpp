@@ -14,6 +14,7 @@
 #include "kernels/host_accumulate.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_channel.hpp"
+#include "messages/timed_request.hpp"
 
 namespace troupe {
 namespace {
@@ -65,7 +66,7 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(caf::actor_system& system,
   std::string name;
   std::string asked;
   caf::scoped_actor self{system};
-  self->request(rank0_peer, attach_wait, rendezvous_atom::value)
+  timed_request(self, rank0_peer, attach_wait, rendezvous_atom::value)
       .receive([&](std::string& answer) { name = std::move(answer); },
                [&](caf::error& e) { asked = to_status(e).message(); });
   if (!asked.empty())

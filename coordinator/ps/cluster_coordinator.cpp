@@ -14,6 +14,7 @@
 #include "messages/atoms.hpp"
 #include "messages/error_channel.hpp"
 #include "messages/ps_step_messages.hpp"
+#include "messages/timed_request.hpp"
 
 namespace troupe {
 
@@ -528,7 +529,7 @@ void ClusterCoordinator::set_input_positions(const PerWorkerDataset& dataset,
   caf::scoped_actor self{*system_};
   for (auto& [w, host] : remote) {
     caf::error failure;
-    self->request(host, std::chrono::seconds(120), input_position_atom::value, dataset.id(),
+    timed_request(self, host, std::chrono::seconds(120), input_position_atom::value, dataset.id(),
                   batches[size_t(w)])
         .receive([](bool) {}, [&](caf::error& e) { failure = std::move(e); });
     if (failure)

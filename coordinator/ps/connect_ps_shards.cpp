@@ -12,6 +12,7 @@
 #include "core/host_port.hpp"
 #include "core/status.hpp"
 #include "messages/atoms.hpp"
+#include "messages/timed_request.hpp"
 #include "net/bind_address.hpp"
 #include "net/wire_client.hpp"
 
@@ -112,7 +113,7 @@ size_t use_ps_bulk(caf::actor_system& system, const PsShards& shards,
     const HostPort where = HostPort::parse(shards.addresses[k], "cluster.ps");
     uint16_t port = 0;
     std::string failure;
-    self->request(shards.handles[k], options.timeout, bulk_atom::value)
+    timed_request(self, shards.handles[k], options.timeout, bulk_atom::value)
         .receive([&](uint16_t p) { port = p; }, [&](caf::error& e) { failure = system.render(e); });
     if (!failure.empty())
       throw unavailable("ps task " + shards.tasks[k] + " at " + shards.addresses[k] +

@@ -12,6 +12,7 @@
 #include "coordinator/ps/ps_bulk_client.hpp"
 #include "messages/atoms.hpp"
 #include "messages/error_channel.hpp"
+#include "messages/timed_request.hpp"
 
 namespace troupe {
 namespace {
@@ -329,8 +330,8 @@ void PsClient::replicate(const std::vector<caf::actor>& shards) {
     const caf::actor& backup = shards[(k + 1) % n];
     const caf::actor& primary = shards[(k + n - 1) % n];
     Status failure;
-    self->request(shards[k], timeout_, replicate_atom::value, backup, name((k + 1) % n), primary,
-                  name((k + n - 1) % n))
+    timed_request(self, shards[k], timeout_, replicate_atom::value, backup, name((k + 1) % n),
+                  primary, name((k + n - 1) % n))
         .receive([](caf::ok_atom) {}, [&](caf::error& e) { failure = to_status(e); });
     if (!failure.ok())
       throw Error(Status(failure.code(), "ps replication: " + label_of(shards[k], names_) +

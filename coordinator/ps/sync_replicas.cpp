@@ -10,6 +10,7 @@
 #include "messages/error_channel.hpp"
 #include "messages/sync_replicas_messages.hpp"
 #include "messages/tensor_wire.hpp"
+#include "messages/timed_request.hpp"
 
 namespace troupe {
 
@@ -215,7 +216,7 @@ Reply ask(caf::actor_system& sys, const caf::actor& to, std::chrono::millisecond
   caf::scoped_actor self{sys};
   Reply out{};
   Status failure;
-  self->request(to, timeout, std::forward<Ts>(xs)...)
+  timed_request(self, to, timeout, std::forward<Ts>(xs)...)
       .receive([&](Reply& r) { out = std::move(r); },
                [&](caf::error& e) { failure = to_status(e); });
   failure.throw_if_error();
@@ -271,7 +272,7 @@ void SyncReplicas::applied(int64_t global_step) const {
 void SyncReplicas::restore(int64_t global_step) const {
   caf::scoped_actor self{*system_};
   Status failure;
-  self->request(actor_, timeout_, restore_step_atom::value, global_step)
+  timed_request(self, actor_, timeout_, restore_step_atom::value, global_step)
       .receive([](bool) {}, [&](caf::error& e) { failure = to_status(e); });
   failure.throw_if_error();
 }
@@ -280,7 +281,7 @@ SyncReplicasStats SyncReplicas::stats() const {
   caf::scoped_actor self{*system_};
   SyncReplicasStats out;
   Status failure;
-  self->request(actor_, timeout_, sync_stats_atom::value)
+  timed_request(self, actor_, timeout_, sync_stats_atom::value)
       .receive(
           [&](int64_t step, int64_t dropped, int64_t accepted) {
             out = {step, dropped, accepted};
