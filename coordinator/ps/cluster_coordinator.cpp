@@ -17,7 +17,6 @@
 #include "messages/timed_request.hpp"
 
 namespace troupe {
-
 namespace {
 
 using run_closure_atom = caf::atom_constant<caf::atom("runclosur")>;
