@@ -129,16 +129,21 @@ void schedule_fill(dataset_iterator_actor* self) {
   on_reader(self, filled_atom::value, st.generation, [](Reader& r) { return read_step(r); });
 }
 
+// Answers the oldest waiting pull with `step`.
+void answer_oldest_pull(dataset_iterator_state& st, input_step_msg step) {
+  auto [id, promise] = std::move(st.pulls.front());
+  st.pulls.pop_front();
+  step.step = id;
+  promise.deliver(std::move(step));
+}
+
 void filled(dataset_iterator_actor* self, uint64_t generation, input_step_msg& step) {
   auto& st = self->state;
   if (generation != st.generation) return;
   st.fill_pending = false;
   if (ends_stream(step)) st.exhausted = true;
   if (!st.pulls.empty()) {
-    auto [id, promise] = std::move(st.pulls.front());
-    st.pulls.pop_front();
-    step.step = id;
-    promise.deliver(std::move(step));
+    answer_oldest_pull(st, std::move(step));
   } else {
     st.ready.push_back(std::move(step));
   }
@@ -250,12 +255,9 @@ caf::behavior dataset_iterator(dataset_iterator_actor* self,
           st.ready.push_front(std::move(*it));
         // Pulls wait only while nothing is read ahead: serve any from the steps given back.
         while (!st.pulls.empty() && !st.ready.empty()) {
-          auto [id, promise] = std::move(st.pulls.front());
-          st.pulls.pop_front();
           input_step_msg step = std::move(st.ready.front());
           st.ready.pop_front();
-          step.step = id;
-          promise.deliver(std::move(step));
+          answer_oldest_pull(st, std::move(step));
         }
       },
       [=](filled_atom, uint64_t generation, input_step_msg& step) {
