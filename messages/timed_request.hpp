@@ -4,11 +4,11 @@
 //
 // CAF 0.17 schedules a timeout message for every request sent with a timeout and never cancels
 // it. An event-based actor drops that message when it comes after the answer; a blocking actor
-// keeps it in its mailbox for good, and every later receive walks past all of them. Measured
-// with CAF 0.17.6 on this machine: a scoped actor that had made 20,000 requests with a timeout
-// answered 26x slower afterwards (21 -> 550 us per request and reply). A long-lived blocking
-// actor that asks something every training step (an input pull, a collective with a peer) thus
-// slowed down, and grew without bound, once a run outlived the timeout.
+// keeps it in its mailbox for good (TimedRequest.CafsOwnTimedRequestLeaves... shows it), and
+// every later receive walks past all of them. A long-lived blocking actor that asks something
+// every training step (an input pull, a collective with a peer) thus slowed down, and grew
+// without bound, once a run outlived the timeout (docs/benchmarks.md, "Runs longer than a
+// minute slowed down").
 //
 // So these requests go out without a timeout, and the wait enforces it: the answer must come
 // within `timeout` of the request, as with CAF's own (an answer already in the mailbox is taken
