@@ -173,6 +173,14 @@ def goal(ok):
     return "**met**" if ok else "**missed**"
 
 
+def limit_goal(ratio):
+    # The limit is the best GEMM rate the same run measured, so the training cannot beat it; a
+    # ratio above 1 means the limit's sample ran in a slower phase of the VM than the training.
+    if ratio > 1.0:
+        return "**not judged**: above 1, the limit was sampled in a slower phase than the training"
+    return goal(ratio >= 0.8)
+
+
 def section(res, results_rel):
     m, v, load = res["machine"], res["versions"], res["load_average_1min"]
     ar, mlp = res["allreduce"], res["mlp"]
@@ -299,7 +307,7 @@ def section(res, results_rel):
         out.append(f"| `troupe bench train` 2 replicas >= 0.8x the 2-core GEMM limit (two threads "
                    f"at once) | {r2:.2f}"
                    + (f" (2 x one thread: {both:.2f})" if both is not None else "")
-                   + f" | {goal(r2 >= 0.8)} |")
+                   + f" | {limit_goal(r2)} |")
     big = 64 << 20
     ti, tp = rows_of(ar.get("troupe_in_process", {})), rows_of(ar.get("troupe_processes", {}))
     gl, mp = rows_of(ar.get("gloo", {})), rows_of(ar.get("openmpi", {}))

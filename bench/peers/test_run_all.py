@@ -76,6 +76,12 @@ def main():
     for line in ("devices: [GPU:0]", "kind: nccl"):
         expect(line in gpu, f"the GPU experiment for troupe run lacks '{line}':\n{gpu}")
 
+    import report  # needs matplotlib, which bench/peers/setup.sh installs for this python
+    expect(report.limit_goal(0.85) == "**met**" and report.limit_goal(0.7) == "**missed**",
+           "the 2-core limit goal is met at 0.8 and above, missed below")
+    expect(report.limit_goal(1.26).startswith("**not judged**"),
+           "a ratio above the limit (sampled in a slower phase) is not counted as met")
+
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)
     if failures:
