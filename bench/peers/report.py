@@ -6,6 +6,7 @@ of bench/peers/run_all.py. Text outside the markers (the analysis) is left alone
 """
 import json
 import os
+import statistics
 import sys
 
 import matplotlib
@@ -275,6 +276,11 @@ def section(res, results_rel):
                 f"replicas reached "
                 + (f"{mlp['troupe_run_2']['examples_per_s'] / b2['examples_per_s']:.2f}x of it."
                    if "examples_per_s" in mlp.get("troupe_run_2", {}) else "– (failed).")]
+        per_round = bt.get("rounds_ratio_to_limit_2_replicas", [])
+        if len(per_round) > 1:
+            out[-1] += (f" Each round's 2 replicas against that round's own limit: "
+                        f"{', '.join(f'{x:.2f}' for x in per_round)} (median "
+                        f"{statistics.median(per_round):.2f}).")
         lim = bt.get("limits", {})
         if "sgemm_gflops_2_threads_at_once_slower_thread" in lim and lim.get("sgemm_gflops"):
             out[-1] += (f" The step's GEMMs on both cores at once ran at "

@@ -325,6 +325,10 @@ def main():
             if name == "troupe_bench_train":
                 results["mlp"][name] = best(
                     runs[name], lambda r: r["results"][1]["examples_per_s"])
+                # Each round against its own limit too: the best round alone can pair a fast
+                # training sample with a limit sampled in a slower phase.
+                results["mlp"][name]["rounds_ratio_to_limit_2_replicas"] = [
+                    r["results"][1]["ratio_to_limit"] for r in runs[name] if "error" not in r]
             else:
                 results["mlp"][name] = best(runs[name], lambda r: r["examples_per_s"])
                 results["mlp"][name]["rounds_examples_per_s"] = [

@@ -81,6 +81,12 @@ def main():
            "the 2-core limit goal is met at 0.8 and above, missed below")
     expect(report.limit_goal(1.26).startswith("**not judged**"),
            "a ratio above the limit (sampled in a slower phase) is not counted as met")
+    # The generated section lists every round's 2-replica ratio to its own limit.
+    sample = json.load(open(os.path.join(HERE, "..", "results", "2026-11-28.json")))
+    sample["mlp"]["troupe_bench_train"]["rounds_ratio_to_limit_2_replicas"] = [0.71, 0.74, 1.26]
+    text = report.section(sample, "bench/results/2026-11-28.json")
+    expect("that round's own limit: 0.71, 0.74, 1.26 (median 0.74)" in text,
+           "the report lists each round's ratio to its own limit and their median")
 
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)
