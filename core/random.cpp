@@ -6,6 +6,10 @@
 
 #include "core/status.hpp"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace troupe {
 namespace {
 
@@ -103,12 +107,34 @@ struct Key {
   uint32_t k0, k1, s0, s1;
 };
 
-// The 4 * kBlocks normals of blocks [first_block, first_block + kBlocks), in element order. Plain
-// fixed-length loops over the blocks, which GCC vectorises (pmuludq for the 32x32->64 products);
-// more blocks give the vector units more independent work (32: 1.8 ns/element with AVX2, 16: 2.1).
-template <int kBlocks>
+// Philox's ten rounds over kBlocks counters at once: plain fixed-length loops, which GCC
+// vectorises (pmuludq for the 32x32->64 products). The AVX-512 path has its own (below).
+struct VectorisedRounds {
+  template <int kBlocks>
+  static TROUPE_INLINE void run(uint32_t* c0, uint32_t* c1, uint32_t* c2, uint32_t* c3, Key key) {
+    uint32_t k0 = key.k0, k1 = key.k1;
+    for (int round = 0; round < 10; ++round) {
+#pragma GCC unroll 1  // fully unrolled, the lanes are not vectorised
+      for (int j = 0; j < kBlocks; ++j) {
+        uint64_t p0 = uint64_t(kMul0) * c0[j], p1 = uint64_t(kMul1) * c2[j];
+        uint32_t n0 = uint32_t(p1 >> 32) ^ c1[j] ^ k0;
+        uint32_t n2 = uint32_t(p0 >> 32) ^ c3[j] ^ k1;
+        c0[j] = n0;
+        c1[j] = uint32_t(p1);
+        c2[j] = n2;
+        c3[j] = uint32_t(p0);
+      }
+      k0 += kWeyl0;
+      k1 += kWeyl1;
+    }
+  }
+};
+
+// The 4 * kBlocks normals of blocks [first_block, first_block + kBlocks), in element order. More
+// blocks give the vector units more independent work (32: 1.8 ns/element with AVX2, 16: 2.1).
+template <int kBlocks, class Rounds>
 TROUPE_INLINE void normal_chunk(uint64_t first_block, Key key, float* out) {
-  uint32_t c0[kBlocks], c1[kBlocks], c2[kBlocks], c3[kBlocks];
+  alignas(64) uint32_t c0[kBlocks], c1[kBlocks], c2[kBlocks], c3[kBlocks];
   for (int j = 0; j < kBlocks; ++j) {
     uint64_t counter = first_block + uint64_t(j);
     c0[j] = uint32_t(counter);
@@ -116,21 +142,7 @@ TROUPE_INLINE void normal_chunk(uint64_t first_block, Key key, float* out) {
     c2[j] = key.s0;
     c3[j] = key.s1;
   }
-  uint32_t k0 = key.k0, k1 = key.k1;
-  for (int round = 0; round < 10; ++round) {
-#pragma GCC unroll 1  // fully unrolled, the lanes are not vectorised
-    for (int j = 0; j < kBlocks; ++j) {
-      uint64_t p0 = uint64_t(kMul0) * c0[j], p1 = uint64_t(kMul1) * c2[j];
-      uint32_t n0 = uint32_t(p1 >> 32) ^ c1[j] ^ k0;
-      uint32_t n2 = uint32_t(p0 >> 32) ^ c3[j] ^ k1;
-      c0[j] = n0;
-      c1[j] = uint32_t(p1);
-      c2[j] = n2;
-      c3[j] = uint32_t(p0);
-    }
-    k0 += kWeyl0;
-    k1 += kWeyl1;
-  }
+  Rounds::template run<kBlocks>(c0, c1, c2, c3, key);
   float x0[kBlocks], y0[kBlocks], x1[kBlocks], y1[kBlocks];
 #pragma GCC unroll 1
   for (int j = 0; j < kBlocks; ++j) {
@@ -149,19 +161,20 @@ constexpr int kWide = 32;  // blocks per chunk in the body of a fill
 constexpr int kTail = 8;   // blocks per chunk at a ragged start or end: less work thrown away
 
 // Whole chunks straight into `out`; a ragged head or tail through a scratch chunk.
+template <class Rounds>
 TROUPE_INLINE void fill_normal_impl(Key key, float* out, uint64_t first, int64_t n) {
   float scratch[4 * kTail];
   uint64_t i = first, end = first + uint64_t(n);
   while (i < end) {
     float* dst = out + (i - first);
     if (i % 4 == 0 && end - i >= 4 * kWide) {
-      normal_chunk<kWide>(i / 4, key, dst);
+      normal_chunk<kWide, Rounds>(i / 4, key, dst);
       i += 4 * kWide;
     } else if (i % 4 == 0 && end - i >= 4 * kTail) {
-      normal_chunk<kTail>(i / 4, key, dst);
+      normal_chunk<kTail, Rounds>(i / 4, key, dst);
       i += 4 * kTail;
     } else {
-      normal_chunk<kTail>(i / 4, key, scratch);
+      normal_chunk<kTail, Rounds>(i / 4, key, scratch);
       uint64_t skip = i % 4, take = std::min<uint64_t>(4 * kTail - skip, end - i);
       std::memcpy(dst, scratch + skip, take * sizeof(float));
       i += take;
@@ -170,7 +183,7 @@ TROUPE_INLINE void fill_normal_impl(Key key, float* out, uint64_t first, int64_t
 }
 
 void fill_normal_baseline(Key key, float* out, uint64_t first, int64_t n) {
-  fill_normal_impl(key, out, first, n);
+  fill_normal_impl<VectorisedRounds>(key, out, first, n);
 }
 
 // The same source compiled for AVX2 (8 lanes instead of 4). No FMA: the target does not enable
@@ -179,14 +192,59 @@ void fill_normal_baseline(Key key, float* out, uint64_t first, int64_t n) {
 constexpr bool kHaveAvx2Path = true;
 __attribute__((target("avx2"))) void fill_normal_avx2(Key key, float* out, uint64_t first,
                                                       int64_t n) {
-  fill_normal_impl(key, out, first, n);
+  fill_normal_impl<VectorisedRounds>(key, out, first, n);
 }
 bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
-// 16 lanes: the 32x32->64 products of a chunk take half the instructions (vpmuludq zmm).
+// 16 lanes. GCC vectorises VectorisedRounds' products for AVX-512 with vpmullq, a full 64x64
+// product (3 uops on Intel cores), beside vpmuludq; these rounds take every product with
+// vpmuludq, from the even and the odd 32-bit lanes of 16 counters.
 constexpr bool kHaveAvx512Path = true;
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) void fill_normal_avx512(
-    Key key, float* out, uint64_t first, int64_t n) {
-  fill_normal_impl(key, out, first, n);
+#define TROUPE_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw")))
+struct Avx512Rounds {
+  // The high and low words of a * m in each of 16 lanes (m: the multiplier in every lane). The
+  // maskz forms with every lane selected are the plain instructions; GCC 12's plain intrinsics
+  // pass an undefined source operand that -Wmaybe-uninitialized reports (GCC bug 105593).
+  TROUPE_AVX512 static inline void mulhilo16(__m512i a, __m512i m, __m512i& hi, __m512i& lo) {
+    constexpr __mmask8 all = 0xFF;
+    const __m512i even = _mm512_maskz_mul_epu32(all, a, m);  // lanes 0, 2, ...
+    const __m512i odd = _mm512_maskz_mul_epu32(all, _mm512_maskz_srli_epi64(all, a, 32), m);
+    lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_maskz_slli_epi64(all, odd, 32));
+    hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_maskz_srli_epi64(all, even, 32), odd);
+  }
+  template <int kBlocks>
+  TROUPE_AVX512 static inline void run(uint32_t* c0, uint32_t* c1, uint32_t* c2, uint32_t* c3,
+                                       Key key) {
+    if constexpr (kBlocks % 16 != 0) {
+      VectorisedRounds::run<kBlocks>(c0, c1, c2, c3, key);
+    } else {
+      const __m512i m0 = _mm512_set1_epi32(int32_t(kMul0)), m1 = _mm512_set1_epi32(int32_t(kMul1));
+      for (int v = 0; v < kBlocks; v += 16) {
+        __m512i x0 = _mm512_load_si512(c0 + v), x1 = _mm512_load_si512(c1 + v);
+        __m512i x2 = _mm512_load_si512(c2 + v), x3 = _mm512_load_si512(c3 + v);
+        uint32_t k0 = key.k0, k1 = key.k1;
+        for (int round = 0; round < 10; ++round) {  // as VectorisedRounds, 16 counters at once
+          __m512i hi0, lo0, hi1, lo1;
+          mulhilo16(x0, m0, hi0, lo0);
+          mulhilo16(x2, m1, hi1, lo1);
+          x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), _mm512_set1_epi32(int32_t(k0)));
+          x1 = lo1;
+          x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), _mm512_set1_epi32(int32_t(k1)));
+          x3 = lo0;
+          k0 += kWeyl0;
+          k1 += kWeyl1;
+        }
+        _mm512_store_si512(c0 + v, x0);
+        _mm512_store_si512(c1 + v, x1);
+        _mm512_store_si512(c2 + v, x2);
+        _mm512_store_si512(c3 + v, x3);
+      }
+    }
+  }
+};
+// flatten: the generic chunk code inlines into this AVX-512 function and takes the rounds above.
+TROUPE_AVX512 __attribute__((flatten)) void fill_normal_avx512(Key key, float* out, uint64_t first,
+                                                               int64_t n) {
+  fill_normal_impl<Avx512Rounds>(key, out, first, n);
 }
 bool cpu_has_avx512() {
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
@@ -195,12 +253,12 @@ bool cpu_has_avx512() {
 #else
 constexpr bool kHaveAvx2Path = false;
 void fill_normal_avx2(Key key, float* out, uint64_t first, int64_t n) {
-  fill_normal_impl(key, out, first, n);
+  fill_normal_impl<VectorisedRounds>(key, out, first, n);
 }
 bool cpu_has_avx2() { return false; }
 constexpr bool kHaveAvx512Path = false;
 void fill_normal_avx512(Key key, float* out, uint64_t first, int64_t n) {
-  fill_normal_impl(key, out, first, n);
+  fill_normal_impl<VectorisedRounds>(key, out, first, n);
 }
 bool cpu_has_avx512() { return false; }
 #endif
