@@ -107,6 +107,19 @@ class BarrierPort final : public MergePort {
   }
 
   Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs, bool mean) override {
+    return rendezvous(inputs, {}, mean);
+  }
+  Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs,
+                                  const std::vector<OuterProduct>& products) override {
+    return rendezvous(inputs, products, false);
+  }
+
+  uint32_t merge_calls() const override { return calls_; }
+  uint64_t step() const override { return step_; }
+
+ private:
+  Tensor rendezvous(const std::vector<Tensor>& inputs, const std::vector<OuterProduct>& products,
+                    bool mean) {
     const int64_t instance = next_instance();
     try {
       SharedMemoryReduce how{host_accumulate,
@@ -115,16 +128,13 @@ class BarrierPort final : public MergePort {
                              host_add_into_finite,
                              host_add_into_finite_streaming,
                              streaming_store_min_bytes()};
-      return shared_.rendezvous(step_, instance)->run(replica_, inputs, how, shared_.merge_timeout);
+      return shared_.rendezvous(step_, instance)
+          ->run(replica_, inputs, products, how, shared_.merge_timeout);
     } catch (const Error& e) {
       throw failed(instance, e.what());
     }
   }
 
-  uint32_t merge_calls() const override { return calls_; }
-  uint64_t step() const override { return step_; }
-
- private:
   // Same (step, sequence) on every replica: the collectives of a step are issued in the same
   // order everywhere (spec §5.4), so this is the shared instance key.
   int64_t next_instance() { return int64_t(step_ << 20) + collectives_++; }

@@ -2,6 +2,13 @@
 
 namespace troupe {
 
+Tensor MergePort::shared_memory_all_reduce(const std::vector<Tensor>& inputs,
+                                           const std::vector<OuterProduct>& products) {
+  std::vector<Tensor> all = inputs;
+  for (auto& p : products) all.push_back(form_outer_product(p));
+  return shared_memory_all_reduce(all, false);
+}
+
 Tensor ReplicaGroupShared::collective_output(uint64_t step, int64_t instance, DType dtype,
                                              int64_t count) {
   std::lock_guard<std::mutex> lock(collectives_mutex_);

@@ -50,6 +50,12 @@ class MergePort {
   /// replicas of this process in shared memory, as one collective in the same order as the
   /// others. Returns the flat sum of their concatenation (divided by the group size if `mean`).
   virtual Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs, bool mean) = 0;
+  /// The same SUM followed by `products` (core/collective/shared_memory_all_reduce.hpp): the
+  /// flat result holds the inputs' sums, then each product's [m, n] sum. By default each replica
+  /// forms its products and sums them as inputs; the replica threads' port has the rendezvous
+  /// compute them in row blocks instead.
+  virtual Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs,
+                                          const std::vector<OuterProduct>& products);
   /// Index of the next merge_call of this step (0-based).
   virtual uint32_t merge_calls() const = 0;
   /// Step id being run.

@@ -113,6 +113,14 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
   return collectives().all_reduce(op, values);
 }
 
+std::vector<Tensor> ReplicaContext::all_reduce_with_products(
+    const std::vector<Tensor>& values, const std::vector<OuterProduct>& products) {
+  int64_t bytes = byte_size(values);
+  for (auto& p : products) bytes += p.lhs.shape()[1] * p.rhs.shape()[1] * int64_t(sizeof(float));
+  ObservedSpan span(observer_, "all_reduce", bytes);
+  return collectives().all_reduce_with_products(values, products);
+}
+
 Tensor ReplicaContext::broadcast(const Tensor& value, int root) {
   ObservedSpan span(observer_, "broadcast", int64_t(value.byte_size()));
   return collectives().broadcast(value, root);

@@ -57,6 +57,12 @@ class ReplicaContext {
   Tensor all_reduce(ReduceOp op, const Tensor& value);
   /// Batched all-reduce: fused by the cross-device op's packing rules.
   std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values);
+  /// SUM all-reduce of `values` and of the outer products lhs^T rhs in `products` (dense kernel
+  /// gradients as their factors): one result per value, then one [m, n] per product. Replicas
+  /// meeting in shared memory sum the products in row blocks without forming their own
+  /// (core/collective/shared_memory_all_reduce.hpp); other transports form them first.
+  std::vector<Tensor> all_reduce_with_products(const std::vector<Tensor>& values,
+                                               const std::vector<OuterProduct>& products);
   /// Replica `root`'s `value` on every replica (every replica must call it, with a tensor of
   /// the same dtype and shape; the others' contents are ignored).
   Tensor broadcast(const Tensor& value, int root);

@@ -21,6 +21,7 @@ class InlinePort final : public MergePort {
   }
   // A group of one: every collective is the identity.
   Tensor collective(const CollectiveCall&, const Tensor& input) override { return input; }
+  using MergePort::shared_memory_all_reduce;  // products: formed, then the identity
   Tensor shared_memory_all_reduce(const std::vector<Tensor>& inputs, bool) override {
     return concat_flat(inputs);
   }

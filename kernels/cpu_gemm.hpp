@@ -31,4 +31,18 @@ std::string onednn_cpu_isa();
 bool cpu_gemm_row_blocks_exact(CpuGemm gemm, int64_t m, int64_t n, int64_t k, bool transpose_a,
                                bool transpose_b, double alpha = 1.0, double beta = 0.0);
 
+/// Rows [row_begin, row_end) of lhs^T rhs through `gemm` (lhs [k, m], rhs [k, n], row-major),
+/// plus beta times what `out` ([m, n]) holds there: an OuterProduct's `rows`
+/// (core/collective/shared_memory_all_reduce.hpp).
+using OuterProductRowsFn = void (*)(const float* lhs, const float* rhs, int64_t k, int64_t m,
+                                    int64_t n, int64_t row_begin, int64_t row_end, float beta,
+                                    float* out);
+OuterProductRowsFn cpu_outer_product_rows(CpuGemm gemm);
+
+/// Whether cpu_outer_product_rows(gemm) over the shared-memory all-reduce's row blocks
+/// (outer_product_block_rows), accumulated over `ranks` ranks of k rows each (beta 1 after the
+/// first rank), gives each rank's whole product (one GEMM) summed in rank order bit for bit.
+/// Probed once per shape, rank count and thread, on random values.
+bool cpu_outer_product_rows_exact(CpuGemm gemm, int64_t m, int64_t n, int64_t k, int ranks);
+
 }  // namespace troupe

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeindex>
@@ -57,6 +58,12 @@ class KernelRegistry {
   /// "op/device/dtype" for every entry, sorted (for docs and diagnostics).
   std::vector<std::string> keys() const;
 
+  /// The library behind the CPU float32 matmul kernel, when one is registered (code that runs a
+  /// GEMM outside the registry, such as the all-reduce's outer products, must use the same one
+  /// to reproduce its bits).
+  std::optional<CpuGemm> cpu_float32_gemm() const { return cpu_float32_gemm_; }
+  void set_cpu_float32_gemm(CpuGemm gemm) { cpu_float32_gemm_ = gemm; }
+
  private:
   struct Key {
     std::string op;
@@ -89,6 +96,7 @@ class KernelRegistry {
                      const std::type_info& args_type) const)();
 
   std::map<Key, Entry, KeyLess> entries_;
+  std::optional<CpuGemm> cpu_float32_gemm_;
 };
 
 /// A registry holding every CPU kernel. Also pins OpenBLAS to one thread: each replica runs on

@@ -46,7 +46,8 @@ class DenseStack : public Model {
   }
 
   ModelOutput compute(const Ops& ops, const std::vector<Tensor>& params, const Tensor& features,
-                      const Tensor& labels, int64_t global_batch, bool with_grads) const override {
+                      const Tensor& labels, int64_t global_batch, bool with_grads,
+                      GradientForm form) const override {
     std::vector<Tensor> pre, post;  // per layer: pre-activation, and the layer's input
     Tensor out = run_forward(ops, params, features, pre, post);
     LossWithGrad loss = head_ == Head::mse
@@ -59,11 +60,16 @@ class DenseStack : public Model {
     Tensor dz = loss.grad;
     for (size_t l = layers(); l-- > 0;) {
       const Tensor& kernel = params[2 * l];
-      Tensor dkernel = allocate_like(kernel, kernel.dtype(), kernel.shape());
-      ops.matmul(post[l], dz, dkernel, /*transpose_a=*/true);
+      if (form == GradientForm::kernel_products) {
+        result.grads[2 * l].lhs = post[l];
+        result.grads[2 * l].rhs = dz;
+      } else {
+        Tensor dkernel = allocate_like(kernel, kernel.dtype(), kernel.shape());
+        ops.matmul(post[l], dz, dkernel, /*transpose_a=*/true);
+        result.grads[2 * l].values = dkernel;
+      }
       Tensor dbias = allocate_like(kernel, kernel.dtype(), Shape{kernel.shape()[1]});
       ops.bias_add_grad(dz, dbias);
-      result.grads[2 * l].values = dkernel;
       result.grads[2 * l + 1].values = dbias;
       if (l == 0) break;
       Tensor dinput = allocate_like(kernel, kernel.dtype(), post[l].shape());

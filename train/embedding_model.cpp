@@ -69,7 +69,8 @@ class EmbeddingModel : public Model {
   }
 
   ModelOutput compute(const Ops& ops, const std::vector<Tensor>& params, const Tensor& features,
-                      const Tensor& labels, int64_t global_batch, bool with_grads) const override {
+                      const Tensor& labels, int64_t global_batch, bool with_grads,
+                      GradientForm /*its gradients are rows: always values*/) const override {
     Tensor u, v;
     Tensor ratings = predict(ops, params, features, u, v);
     LossWithGrad loss = mean_squared_error(ops, ratings, labels, global_batch);

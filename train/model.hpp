@@ -40,8 +40,18 @@ struct NamedTensor {
 struct Gradient {
   Tensor values;
   Tensor indices;
+  /// Instead of values, where the caller asked for it (GradientForm::kernel_products): a dense
+  /// layer's kernel gradient as its factors, lhs^T rhs (lhs: the layer's inputs [rows, in], rhs:
+  /// the gradient at its outputs [rows, out]). The all-reduce then sums the replicas' products
+  /// without any replica forming its own (train/gradient_products.hpp).
+  Tensor lhs, rhs;
   bool is_sparse() const { return indices.defined(); }
+  bool is_product() const { return !values.defined() && lhs.defined(); }
 };
+
+/// How compute() hands back gradients: all as values, or dense kernels' as products where the
+/// model has them (a model without any returns values either way).
+enum class GradientForm { values, kernel_products };
 
 /// Loss statistics of one (replica) batch.
 struct LossStats {
@@ -70,7 +80,8 @@ class Model {
   /// Loss statistics of this batch and, if `with_grads`, gradients of loss_sum / global_batch.
   virtual ModelOutput compute(const Ops& ops, const std::vector<Tensor>& params,
                               const Tensor& features, const Tensor& labels, int64_t global_batch,
-                              bool with_grads = true) const = 0;
+                              bool with_grads = true,
+                              GradientForm form = GradientForm::values) const = 0;
 };
 
 /// y = x W + b with W [input_dim, units], MSE loss (labels float [n, units]; [n] when units is 1).

@@ -8,6 +8,7 @@
 #include "coordinator/context.hpp"
 #include "coordinator/device_inventory.hpp"
 #include "core/packing.hpp"
+#include "train/gradient_products.hpp"
 
 namespace troupe {
 
@@ -164,23 +165,38 @@ bool Optimizer::apply_gradients(ReplicaContext& ctx, const std::vector<Gradient>
     throw invalid_argument("apply_gradients: " + std::to_string(grads.size()) + " gradients for " +
                            std::to_string(vars_.size()) + " variables");
   const bool guard = on_non_finite_ != OnNonFinite::ignore && !grads.empty();
-  bool any_sparse = false;
-  for (auto& g : grads) any_sparse = any_sparse || g.is_sparse();
-  if (path == ApplyPath::merge_call || any_sparse)
-    return apply_by_merge_call(ctx, grads, guard, !guard || (loss_finite && all_finite(grads)));
+  bool any_sparse = false, any_product = false;
+  for (auto& g : grads) {
+    any_sparse = any_sparse || g.is_sparse();
+    any_product = any_product || g.is_product();
+  }
   const int replica = ctx.replica_id_in_sync_group();
   const int replicas = ctx.num_replicas_in_sync();
-  std::vector<Tensor> values;
-  values.reserve(grads.size());
-  for (auto& g : grads) values.push_back(g.values);
-  if (guard && !loss_finite)
-    values[0] = poisoned(values[0], strategy_.extended().worker_devices().at(size_t(replica)));
-  std::vector<Tensor> reduced = replicas == 1 ? values : ctx.all_reduce(ReduceOp::sum, values);
+  // Kernel gradients as products (train/gradient_products.hpp) are summed as such only by the
+  // all-reduce among several replicas; every other path takes values. Every replica decides
+  // alike (a replica whose loss is not finite poisons its first gradient in the form it has).
+  std::vector<Gradient> local = grads;
+  const Ops ops(*strategy_.kernels());  // products exist on the CPU only
+  if (any_product && (path == ApplyPath::merge_call || any_sparse || replicas == 1))
+    form_products(ops, local);
+  if (path == ApplyPath::merge_call || any_sparse)
+    return apply_by_merge_call(ctx, local, guard, !guard || (loss_finite && all_finite(local)));
+  if (guard && !loss_finite) {
+    Tensor& first = local[0].is_product() ? local[0].lhs : local[0].values;
+    first = poisoned(first, strategy_.extended().worker_devices().at(size_t(replica)));
+  }
+  std::vector<Tensor> reduced;
+  if (replicas == 1)
+    for (auto& g : local) reduced.push_back(g.values);
+  else
+    reduced = all_reduce_gradients(ctx, strategy_, ops, local);
   // A NaN or Inf in any replica's gradients is in the sum, which every replica holds alike: one
   // scan of it decides for all (scanning the local gradients too, or sending flags along with
   // them, measured slower in `troupe bench train`).
-  if (guard && !all_finite(reduced))
-    return decide_reduced(replica, !loss_finite || !all_finite(grads));
+  if (guard && !all_finite(reduced)) {
+    if (any_product) form_products(ops, local);
+    return decide_reduced(replica, !loss_finite || !all_finite(local));
+  }
   std::vector<Gradient> summed(grads.size());
   for (size_t k = 0; k < grads.size(); ++k) summed[k].values = reduced[k];
   apply_to_replica(replica, summed);

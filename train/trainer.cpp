@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "coordinator/context.hpp"
+#include "train/gradient_products.hpp"
 
 namespace troupe {
 namespace {
@@ -127,8 +128,16 @@ std::vector<Tensor> Trainer::replica_step(ReplicaContext& ctx, const Tensor& fea
   // A GPU replica computes on its GPU: the batch goes there (the parameters already are).
   const std::string& device = strategy_.extended().worker_devices().at(size_t(replica));
   Ops ops(*strategy_.kernels(), contexts_->context(replica));
+  // Kernel gradients as their factors where the all-reduce sums those in place
+  // (train/gradient_products.hpp); the result is the same bits either way.
+  const GradientForm form =
+      train && wants_kernel_products(strategy_,
+                                     resolve_apply_path(path_, strategy_) == ApplyPath::all_reduce,
+                                     device, features.dtype(), features.shape()[0], global_batch)
+          ? GradientForm::kernel_products
+          : GradientForm::values;
   ModelOutput out = model_->compute(ops, replica_parameters(replica), to_device(features, device),
-                                    to_device(labels, device), global_batch, train);
+                                    to_device(labels, device), global_batch, train, form);
   // A step not applied (skipped for a non-finite loss) is left out of the metrics too, so the
   // logged loss stays that of the steps that trained.
   const bool applied = !train || optimizer_.apply_gradients(ctx, out.grads, path_,

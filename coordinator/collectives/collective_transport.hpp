@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/collective/shared_memory_all_reduce.hpp"
 #include "core/collective/transport_choice.hpp"
 #include "core/reduce_op.hpp"
 #include "core/tensor.hpp"
@@ -28,6 +29,11 @@ class CollectiveTransport {
   virtual Transport kind() const = 0;
   /// SUM or MEAN of every replica's `values`, element-wise, one result per value.
   virtual std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values) = 0;
+  /// SUM of every replica's `values`, then of its `products` (lhs^T rhs, [m, n] each;
+  /// core/collective/shared_memory_all_reduce.hpp): one result per value, then per product. By
+  /// default each replica forms its products first; shared memory sums them in row blocks.
+  virtual std::vector<Tensor> all_reduce_with_products(const std::vector<Tensor>& values,
+                                                       const std::vector<OuterProduct>& products);
   /// Replica `root`'s `value` on every replica (the others pass a tensor of the same dtype and
   /// shape, whose contents are ignored).
   virtual Tensor broadcast(const Tensor& value, int root) = 0;

@@ -24,6 +24,13 @@ class IdentityTransport final : public CollectiveTransport {
 
 }  // namespace
 
+std::vector<Tensor> CollectiveTransport::all_reduce_with_products(
+    const std::vector<Tensor>& values, const std::vector<OuterProduct>& products) {
+  std::vector<Tensor> all = values;
+  for (auto& p : products) all.push_back(form_outer_product(p));
+  return all_reduce(ReduceOp::sum, all);
+}
+
 ReplicaCollectives::ReplicaCollectives(ReplicaContext& context) : context_(context) {}
 ReplicaCollectives::~ReplicaCollectives() = default;
 
@@ -34,6 +41,10 @@ CollectiveTransport& ReplicaCollectives::transport_for(const std::vector<Tensor>
     bytes += int64_t(v.byte_size());
     on_host = on_host && v.memory() == MemoryKind::host;
   }
+  return transport_for(bytes, on_host);
+}
+
+CollectiveTransport& ReplicaCollectives::transport_for(int64_t bytes, bool on_host) {
   last_ = context_.strategy().extended().cross_device_ops().all_reduce_transport(
       context_.strategy().num_local_replicas(), on_host, bytes, false);
   auto pick = [&](std::unique_ptr<CollectiveTransport>& slot, auto make) -> CollectiveTransport& {
@@ -53,6 +64,17 @@ CollectiveTransport& ReplicaCollectives::transport_for(const std::vector<Tensor>
 
 std::vector<Tensor> ReplicaCollectives::all_reduce(ReduceOp op, const std::vector<Tensor>& values) {
   return transport_for(values).all_reduce(op, values);
+}
+
+std::vector<Tensor> ReplicaCollectives::all_reduce_with_products(
+    const std::vector<Tensor>& values, const std::vector<OuterProduct>& products) {
+  int64_t bytes = 0;
+  for (auto& v : values) bytes += int64_t(v.byte_size());
+  for (auto& p : products)  // products are host float32 (their GEMM runs on this CPU)
+    bytes += p.lhs.shape()[1] * p.rhs.shape()[1] * int64_t(sizeof(float));
+  bool on_host = true;
+  for (auto& v : values) on_host = on_host && v.memory() == MemoryKind::host;
+  return transport_for(bytes, on_host).all_reduce_with_products(values, products);
 }
 
 // Across workers only all_reduce exists so far: a local broadcast or gather would silently

@@ -16,6 +16,9 @@ class ReplicaCollectives {
   ~ReplicaCollectives();
 
   std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values);
+  /// SUM of `values`, then of `products` (CollectiveTransport::all_reduce_with_products).
+  std::vector<Tensor> all_reduce_with_products(const std::vector<Tensor>& values,
+                                               const std::vector<OuterProduct>& products);
   Tensor broadcast(const Tensor& value, int root);
   Tensor all_gather(const Tensor& value);
 
@@ -24,6 +27,7 @@ class ReplicaCollectives {
 
  private:
   CollectiveTransport& transport_for(const std::vector<Tensor>& values);
+  CollectiveTransport& transport_for(int64_t bytes, bool on_host);
   void require_one_worker(const char* what) const;
 
   ReplicaContext& context_;

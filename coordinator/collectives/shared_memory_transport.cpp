@@ -46,6 +46,16 @@ class SharedMemoryTransport final : public CollectiveTransport {
     }
     return reduced;
   }
+  std::vector<Tensor> all_reduce_with_products(const std::vector<Tensor>& values,
+                                               const std::vector<OuterProduct>& products) override {
+    for (auto& v : values)
+      if (v.dtype() != DType::float32)  // one collective per dtype: products join float32's
+        return CollectiveTransport::all_reduce_with_products(values, products);
+    std::vector<Shape> shapes;
+    for (auto& v : values) shapes.push_back(v.shape());
+    for (auto& p : products) shapes.push_back(Shape{p.lhs.shape()[1], p.rhs.shape()[1]});
+    return split_flat(context_.port().shared_memory_all_reduce(values, products), shapes);
+  }
   Tensor broadcast(const Tensor& value, int root) override {
     return merge_->broadcast(value, root);
   }

@@ -8,13 +8,20 @@
 // transport plays the same role inside a node). Between processes the ring over collective peer
 // actors remains the transport.
 //
+// A SUM may also take outer products lhs^T rhs, the weight gradients of dense layers, which no
+// rank forms alone: their rows are cut into blocks that the ranks claim as they come, each block
+// one GEMM per rank accumulated in the result (beta = 1 after the first), so the sum happens in
+// the GEMM's own pass, while the rows are in cache, and a faster rank takes more of the blocks.
+//
 // One object serves one collective (it is not reused). Waiting spins briefly, then sleeps.
 // A rank that never arrives, or never finishes, ends the round for everyone with an error that
 // names it; abort() ends it with the caller's reason (a replica failed elsewhere).
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -23,6 +30,28 @@
 #include "core/tensor.hpp"
 
 namespace troupe {
+
+/// Rows [row_begin, row_end) of lhs^T rhs (lhs [k, m], rhs [k, n], row-major) plus beta times
+/// what `out` holds there; `out` is the whole [m, n] product. A GEMM of the kernel layer.
+using ProductRowsFn = void (*)(const float* lhs, const float* rhs, int64_t k, int64_t m, int64_t n,
+                               int64_t row_begin, int64_t row_end, float beta, float* out);
+
+/// lhs^T rhs over one rank's rows: lhs [k, m] (a dense layer's inputs), rhs [k, n] (the gradient
+/// at its outputs); float32, host, row-major. `rows` computes it: the GEMM the replica's kernels
+/// use. A caller passes a product only where that GEMM's row blocks, accumulated rank after
+/// rank, give each rank's whole product summed in rank order bit for bit (kernels/cpu_gemm.hpp
+/// probes it), so results do not depend on the path.
+struct OuterProduct {
+  Tensor lhs, rhs;
+  ProductRowsFn rows = nullptr;
+};
+
+/// The whole product lhs^T rhs as a new [m, n] tensor (one GEMM): for paths that sum values.
+Tensor form_outer_product(const OuterProduct& product);
+
+/// Rows per block of an [m, n] outer product in the all-reduce: about 14 blocks (each still
+/// runs at ~95 % of the whole GEMM's rate), at least 16 rows and 4096 elements, a multiple of 8.
+int64_t outer_product_block_rows(int64_t m, int64_t n);
 
 /// The reduction functions (from the kernel layer) and what to do with the sum.
 struct SharedMemoryReduce {
@@ -57,6 +86,13 @@ class SharedMemoryAllReduce {
   /// result (1-D, all elements, the list's order).
   Tensor run(int rank, const std::vector<Tensor>& inputs, const SharedMemoryReduce& how,
              std::chrono::nanoseconds timeout);
+  /// The same followed by `products` (float32, SUM only): the flat result holds the inputs'
+  /// sums, then each product's [m, n] sum. Every rank passes products of the same [m, n] in the
+  /// same order, each over the same number of rows k. Row blocks (outer_product_block_rows) are
+  /// computed by whichever rank claims them, every rank's GEMM in rank order: the caller makes
+  /// sure the kernel gives those blocks the bits of each rank's whole product summed in rank order.
+  Tensor run(int rank, const std::vector<Tensor>& inputs, const std::vector<OuterProduct>& products,
+             const SharedMemoryReduce& how, std::chrono::nanoseconds timeout);
 
   /// Ends the round for every waiting and future caller with `why`.
   void abort(const std::string& why);
@@ -70,6 +106,16 @@ class SharedMemoryAllReduce {
   /// Writes segment `rank` of the result; false when a value of it is NaN or infinite (integer
   /// dtypes: always true).
   bool sum_segment(int rank, const SharedMemoryReduce& how);
+  /// Adds rank `rank`'s term to product row block `block` (beta 0 when `first`); scans the block
+  /// when `last`. False when the scan found a NaN or infinity.
+  bool add_block_term(int64_t block, int rank, bool first, bool last);
+  /// More than 2 ranks: claims row blocks and adds every rank's term, in rank order, until none
+  /// is left. False when a value of them is NaN or infinite.
+  bool compute_product_blocks();
+  /// 2 ranks: adds this rank's terms to every block, and with `others_too` the other rank's as
+  /// well, in whichever order the blocks come free, until all those are in. False when a
+  /// completed block holds a NaN or infinity.
+  bool add_product_terms(int rank, bool others_too);
   /// dst[0, n) /= ranks_ (the MEAN).
   void divide(char* dst, DType dtype, int64_t n) const;
 
@@ -80,6 +126,14 @@ class SharedMemoryAllReduce {
   /// Per rank, flat views of its inputs; written under mutex_ before arrival completes.
   std::vector<std::vector<Tensor>> inputs_;
   std::vector<int64_t> counts_;  ///< element count of each input (set by the first arrival)
+  int64_t dense_elements_ = 0;   ///< the inputs' part of the result (set by the first arrival)
+  /// Per rank, its outer products; written under mutex_ before arrival completes.
+  std::vector<std::vector<OuterProduct>> products_;
+  /// Per product: [m, n, k] (set by the first arrival), and the first block's index.
+  std::vector<std::array<int64_t, 3>> product_shapes_;
+  std::vector<int64_t> first_block_;  ///< per product, then the total number of blocks
+  std::atomic<int64_t> next_block_{0};
+  std::unique_ptr<std::atomic<uint8_t>[]> block_state_;  ///< 2 ranks: per block (see .cpp)
   std::vector<bool> arrived_rank_, finished_rank_;
   Tensor output_;  ///< set by the first arrival, then only read
   std::atomic<int> arrived_{0}, finished_{0};

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collective/shared_memory_all_reduce.hpp"
 #include "core/work_share.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu_gemm.hpp"
@@ -133,6 +134,80 @@ void run_sgemm(const MatmulArgs& x, SgemmFn sgemm) {
 
 void openblas_matmul_f32(const MatmulArgs& x) { run_sgemm(x, openblas_sgemm); }
 
+// Rows [begin, end) of lhs^T rhs: op(A) = lhs^T, so its row r is lhs's column r.
+template <SgemmFn sgemm>
+void outer_product_rows(const float* lhs, const float* rhs, int64_t k, int64_t m, int64_t n,
+                        int64_t begin, int64_t end, float beta, float* out) {
+  MatmulArgs x;
+  x.m = end - begin;
+  x.n = n;
+  x.k = k;
+  x.transpose_a = true;
+  x.a = lhs + begin;
+  x.b = rhs;
+  x.c = out + begin * n;
+  x.beta = beta;
+  if (!handle_empty<float>(x)) sgemm(x, ld(m), ld(n), ld(n));
+}
+
+// See cpu_outer_product_rows_exact.
+bool outer_product_rows_exact(int64_t m, int64_t n, int64_t k, int ranks, SgemmFn whole,
+                              OuterProductRowsFn rows) {
+  struct Verdict {
+    int64_t m, n, k;
+    int ranks;
+    OuterProductRowsFn rows;
+    bool exact;
+  };
+  thread_local std::vector<Verdict> verdicts;
+  for (const auto& v : verdicts)
+    if (v.m == m && v.n == n && v.k == k && v.ranks == ranks && v.rows == rows) return v.exact;
+  uint32_t state = 2024;
+  auto random = [&](int64_t count) {
+    std::vector<float> v(static_cast<size_t>(count));
+    for (float& f : v) f = float((state = state * 1664525u + 1013904223u) >> 8) / 8388608.0f - 1;
+    return v;
+  };
+  std::vector<std::vector<float>> lhs, rhs;
+  for (int r = 0; r < ranks; ++r) {
+    lhs.push_back(random(k * m));
+    rhs.push_back(random(k * n));
+  }
+  // Each rank's whole product, summed in rank order: what the all-reduce of dense gradients gives.
+  std::vector<float> expected(static_cast<size_t>(m * n)), part(expected.size());
+  for (int r = 0; r < ranks; ++r) {
+    MatmulArgs x;
+    x.m = m;
+    x.n = n;
+    x.k = k;
+    x.transpose_a = true;
+    x.a = lhs[size_t(r)].data();
+    x.b = rhs[size_t(r)].data();
+    x.c = r == 0 ? expected.data() : part.data();
+    if (!handle_empty<float>(x)) whole(x, ld(m), ld(n), ld(n));
+    if (r > 0)
+      for (size_t i = 0; i < expected.size(); ++i) expected[i] = expected[i] + part[i];
+  }
+  // Blocks in rank order; with 2 ranks also the other way round, since the all-reduce adds
+  // whichever rank's term comes first (core/collective/shared_memory_all_reduce.cpp).
+  const int64_t rows_per_block = outer_product_block_rows(m, n);
+  bool exact = true;
+  for (bool reversed : {false, true}) {
+    if (reversed && ranks != 2) break;
+    std::vector<float> blocked(expected.size(), 7.0f);  // beta 0 must overwrite, not add
+    for (int64_t begin = 0; begin < m; begin += rows_per_block)
+      for (int i = 0; i < ranks; ++i) {
+        const size_t r = size_t(reversed ? ranks - 1 - i : i);
+        rows(lhs[r].data(), rhs[r].data(), k, m, n, begin, std::min(m, begin + rows_per_block),
+             i == 0 ? 0.0f : 1.0f, blocked.data());
+      }
+    exact =
+        exact && std::memcmp(expected.data(), blocked.data(), expected.size() * sizeof(float)) == 0;
+  }
+  verdicts.push_back({m, n, k, ranks, rows, exact});
+  return exact;
+}
+
 void openblas_matmul_f64(const MatmulArgs& x) {
   if (handle_empty<double>(x)) return;
   cblas_dgemm(CblasRowMajor, x.transpose_a ? CblasTrans : CblasNoTrans,
@@ -154,6 +229,7 @@ void register_matmul(KernelRegistry& r, CpuGemm float32_gemm) {
   add_float_kernels<MatmulArgs>(
       r, "matmul", float32_gemm == CpuGemm::onednn ? onednn_matmul_f32 : openblas_matmul_f32,
       openblas_matmul_f64);
+  r.set_cpu_float32_gemm(float32_gemm);
 }
 
 /// Pins OpenBLAS to one thread (see make_cpu_registry).
@@ -162,6 +238,17 @@ void use_single_threaded_blas() { openblas_set_num_threads(1); }
 }  // namespace troupe::cpu
 
 namespace troupe {
+
+OuterProductRowsFn cpu_outer_product_rows(CpuGemm gemm) {
+  return gemm == CpuGemm::onednn ? cpu::outer_product_rows<cpu::onednn_sgemm>
+                                 : cpu::outer_product_rows<cpu::openblas_sgemm>;
+}
+
+bool cpu_outer_product_rows_exact(CpuGemm gemm, int64_t m, int64_t n, int64_t k, int ranks) {
+  return cpu::outer_product_rows_exact(
+      m, n, k, ranks, gemm == CpuGemm::onednn ? cpu::onednn_sgemm : cpu::openblas_sgemm,
+      cpu_outer_product_rows(gemm));
+}
 
 bool cpu_gemm_row_blocks_exact(CpuGemm gemm, int64_t m, int64_t n, int64_t k, bool transpose_a,
                                bool transpose_b, double alpha, double beta) {
