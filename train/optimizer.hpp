@@ -13,6 +13,8 @@
 // otherwise (there the two measured within noise of each other, docs/models.md).
 // Row (sparse) gradients are concatenated across replicas (IndexedSlices all-gather) and always
 // take the merge path.
+// Dense kernel gradients may come as products (Gradient::lhs, rhs): the all_reduce path hands
+// them to the all-reduce as such (train/gradient_products.hpp); every other path forms them.
 
 #include <cstdint>
 #include <string>

@@ -151,8 +151,7 @@ void outer_product_rows(const float* lhs, const float* rhs, int64_t k, int64_t m
 }
 
 // See cpu_outer_product_rows_exact.
-bool outer_product_rows_exact(int64_t m, int64_t n, int64_t k, int ranks, SgemmFn whole,
-                              OuterProductRowsFn rows) {
+bool outer_product_rows_exact(int64_t m, int64_t n, int64_t k, int ranks, OuterProductRowsFn rows) {
   struct Verdict {
     int64_t m, n, k;
     int ranks;
@@ -176,15 +175,9 @@ bool outer_product_rows_exact(int64_t m, int64_t n, int64_t k, int ranks, SgemmF
   // Each rank's whole product, summed in rank order: what the all-reduce of dense gradients gives.
   std::vector<float> expected(static_cast<size_t>(m * n)), part(expected.size());
   for (int r = 0; r < ranks; ++r) {
-    MatmulArgs x;
-    x.m = m;
-    x.n = n;
-    x.k = k;
-    x.transpose_a = true;
-    x.a = lhs[size_t(r)].data();
-    x.b = rhs[size_t(r)].data();
-    x.c = r == 0 ? expected.data() : part.data();
-    if (!handle_empty<float>(x)) whole(x, ld(m), ld(n), ld(n));
+    // All m rows at once: the one GEMM call a replica makes for the gradient's values.
+    rows(lhs[size_t(r)].data(), rhs[size_t(r)].data(), k, m, n, 0, m, 0.0f,
+         r == 0 ? expected.data() : part.data());
     if (r > 0)
       for (size_t i = 0; i < expected.size(); ++i) expected[i] = expected[i] + part[i];
   }
@@ -245,9 +238,7 @@ OuterProductRowsFn cpu_outer_product_rows(CpuGemm gemm) {
 }
 
 bool cpu_outer_product_rows_exact(CpuGemm gemm, int64_t m, int64_t n, int64_t k, int ranks) {
-  return cpu::outer_product_rows_exact(
-      m, n, k, ranks, gemm == CpuGemm::onednn ? cpu::onednn_sgemm : cpu::openblas_sgemm,
-      cpu_outer_product_rows(gemm));
+  return cpu::outer_product_rows_exact(m, n, k, ranks, cpu_outer_product_rows(gemm));
 }
 
 bool cpu_gemm_row_blocks_exact(CpuGemm gemm, int64_t m, int64_t n, int64_t k, bool transpose_a,
