@@ -255,8 +255,10 @@ TEST_F(MultiWorker, ServerRefusesPlainConnectionsUnlessAskedTo) {
 
 TEST_F(MultiWorker, ForgedHeaderAtATrainingServerIsRefusedAndTheRunCompletes) {
   // A TLS cluster (launch's default) under attack: a 32-byte BASP header claiming a 4 GiB
-  // payload sent to worker 0's port, held open while the workers train.
-  auto mw = write_experiment("mw", kMultiWorker, 300);
+  // payload sent to worker 0's port, held open while the workers train. 3,000 steps, so the
+  // workers are still training (and listening) when the attacker connects, also under ASan,
+  // where 300 steps once ended before it could.
+  auto mw = write_experiment("mw", kMultiWorker, 3000);
   TroupeProcess launch({"launch", "-n", "2", mw});
   std::regex started(R"(started /job:worker/task:0 \(pid (\d+)\))");
   std::regex listening(R"(joining 2 worker\(s\) from 127\.0\.0\.1:(\d+) with mutual TLS)");
@@ -285,7 +287,7 @@ TEST_F(MultiWorker, ForgedHeaderAtATrainingServerIsRefusedAndTheRunCompletes) {
   }
   std::string out;
   EXPECT_EQ(run_to_end(launch, &out), 0) << out;
-  EXPECT_TRUE(contains(out, "[worker:0] finished at step 300")) << out;
+  EXPECT_TRUE(contains(out, "[worker:0] finished at step 3000")) << out;
 }
 
 TEST_F(MultiWorker, WrongSecretIsRefusedAndLoggedAndTheClusterTrainsOn) {
