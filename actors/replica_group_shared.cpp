@@ -4,9 +4,7 @@ namespace troupe {
 
 Tensor MergePort::shared_memory_all_reduce(const std::vector<Tensor>& inputs,
                                            const std::vector<OuterProduct>& products) {
-  std::vector<Tensor> all = inputs;
-  for (auto& p : products) all.push_back(form_outer_product(p));
-  return shared_memory_all_reduce(all, false);
+  return shared_memory_all_reduce(with_products_formed(inputs, products), false);
 }
 
 Tensor ReplicaGroupShared::collective_output(uint64_t step, int64_t instance, DType dtype,

@@ -115,9 +115,7 @@ std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Te
 
 std::vector<Tensor> ReplicaContext::all_reduce_with_products(
     const std::vector<Tensor>& values, const std::vector<OuterProduct>& products) {
-  int64_t bytes = byte_size(values);
-  for (auto& p : products) bytes += p.lhs.shape()[1] * p.rhs.shape()[1] * int64_t(sizeof(float));
-  ObservedSpan span(observer_, "all_reduce", bytes);
+  ObservedSpan span(observer_, "all_reduce", byte_size(values) + outer_product_bytes(products));
   return collectives().all_reduce_with_products(values, products);
 }
 

@@ -14,11 +14,22 @@ bool wants_kernel_products(const Strategy& strategy, bool all_reduce_path,
          gpu_ordinal(device) < 0 && strategy.kernels()->cpu_float32_gemm().has_value();
 }
 
+namespace {
+
+// A product's values, one GEMM through `ops`; a gradient of values as it is.
+Tensor values_of(const Ops& ops, const Gradient& g) {
+  if (!g.is_product()) return g.values;
+  Tensor values(DType::float32, Shape{g.lhs.shape()[1], g.rhs.shape()[1]});
+  ops.matmul(g.lhs, g.rhs, values, /*transpose_a=*/true);
+  return values;
+}
+
+}  // namespace
+
 void form_products(const Ops& ops, std::vector<Gradient>& grads) {
   for (auto& g : grads) {
     if (!g.is_product()) continue;
-    g.values = Tensor(DType::float32, Shape{g.lhs.shape()[1], g.rhs.shape()[1]});
-    ops.matmul(g.lhs, g.rhs, g.values, /*transpose_a=*/true);
+    g.values = values_of(ops, g);
     g.lhs = g.rhs = Tensor();
   }
 }
@@ -38,14 +49,8 @@ std::vector<Tensor> all_reduce_gradients(ReplicaContext& ctx, const Strategy& st
         continue;
       }
     }
-    Gradient formed = g;
-    if (formed.is_product()) {
-      std::vector<Gradient> one{formed};
-      form_products(ops, one);
-      formed = one[0];
-    }
     slot.push_back(int64_t(values.size()));
-    values.push_back(formed.values);
+    values.push_back(values_of(ops, g));
   }
   std::vector<Tensor> reduced = products.empty() ? ctx.all_reduce(ReduceOp::sum, values)
                                                  : ctx.all_reduce_with_products(values, products);

@@ -26,9 +26,7 @@ class IdentityTransport final : public CollectiveTransport {
 
 std::vector<Tensor> CollectiveTransport::all_reduce_with_products(
     const std::vector<Tensor>& values, const std::vector<OuterProduct>& products) {
-  std::vector<Tensor> all = values;
-  for (auto& p : products) all.push_back(form_outer_product(p));
-  return all_reduce(ReduceOp::sum, all);
+  return all_reduce(ReduceOp::sum, with_products_formed(values, products));
 }
 
 ReplicaCollectives::ReplicaCollectives(ReplicaContext& context) : context_(context) {}
@@ -68,10 +66,8 @@ std::vector<Tensor> ReplicaCollectives::all_reduce(ReduceOp op, const std::vecto
 
 std::vector<Tensor> ReplicaCollectives::all_reduce_with_products(
     const std::vector<Tensor>& values, const std::vector<OuterProduct>& products) {
-  int64_t bytes = 0;
+  int64_t bytes = outer_product_bytes(products);  // host float32: their GEMM runs on this CPU
   for (auto& v : values) bytes += int64_t(v.byte_size());
-  for (auto& p : products)  // products are host float32 (their GEMM runs on this CPU)
-    bytes += p.lhs.shape()[1] * p.rhs.shape()[1] * int64_t(sizeof(float));
   bool on_host = true;
   for (auto& v : values) on_host = on_host && v.memory() == MemoryKind::host;
   return transport_for(bytes, on_host).all_reduce_with_products(values, products);

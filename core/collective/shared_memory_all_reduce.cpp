@@ -42,6 +42,19 @@ Tensor form_outer_product(const OuterProduct& product) {
   return out;
 }
 
+std::vector<Tensor> with_products_formed(const std::vector<Tensor>& values,
+                                         const std::vector<OuterProduct>& products) {
+  std::vector<Tensor> all = values;
+  for (auto& p : products) all.push_back(form_outer_product(p));
+  return all;
+}
+
+int64_t outer_product_bytes(const std::vector<OuterProduct>& products) {
+  int64_t bytes = 0;
+  for (auto& p : products) bytes += p.lhs.shape()[1] * p.rhs.shape()[1] * int64_t(sizeof(float));
+  return bytes;
+}
+
 SharedMemoryAllReduce::SharedMemoryAllReduce(int ranks, std::string label)
     : ranks_(ranks),
       label_(std::move(label)),

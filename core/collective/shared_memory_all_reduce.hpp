@@ -48,6 +48,11 @@ struct OuterProduct {
 
 /// The whole product lhs^T rhs as a new [m, n] tensor (one GEMM): for paths that sum values.
 Tensor form_outer_product(const OuterProduct& product);
+/// `values` followed by every product formed: what a transport without products sums instead.
+std::vector<Tensor> with_products_formed(const std::vector<Tensor>& values,
+                                         const std::vector<OuterProduct>& products);
+/// Bytes of the products' [m, n] float32 sums (what an all-reduce of them moves).
+int64_t outer_product_bytes(const std::vector<OuterProduct>& products);
 
 /// Rows per block of an [m, n] outer product in the all-reduce: about 14 blocks (each still
 /// runs at ~95 % of the whole GEMM's rate), at least 16 rows and 4096 elements, a multiple of 8.
