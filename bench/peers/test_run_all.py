@@ -3,6 +3,7 @@
 import copy
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,6 +77,21 @@ def main():
     for line in ("devices: [GPU:0]", "kind: nccl"):
         expect(line in gpu, f"the GPU experiment for troupe run lacks '{line}':\n{gpu}")
 
+    import cpu_ab  # the A/B script: ratios oriented so that above 1 always means B better
+    faster = cpu_ab.summarise("run2", [(100.0, 110.0), (100.0, 90.0), (100.0, 120.0)])
+    expect(faster["b_better_in"] == 2 and faster["median_pair_ratio"] == 1.1,
+           f"examples/s: B higher is B better: {faster}")
+    quicker = cpu_ab.summarise("allreduce_processes", [(30.0, 25.0), (30.0, 20.0)])
+    expect(quicker["b_better_in"] == 2 and quicker["median_pair_ratio"] > 1,
+           f"times: B lower is B better: {quicker}")
+    for argv, words in ((["/bin/true", "/bin/true", "--work", "run2,nope"], "unknown workload"),
+                        (["/nonexistent/troupe", "/bin/true"], "not an executable"),
+                        (["/bin/true", "/bin/true", "--rounds", "0"], "at least 1")):
+        p = subprocess.run([sys.executable, os.path.join(HERE, "cpu_ab.py")] + argv,
+                           capture_output=True, text=True)
+        expect(p.returncode == 2 and words in p.stderr,
+               f"cpu_ab.py {argv}: exit 2 naming '{words}', got {p.returncode}: {p.stderr}")
+
     import report  # needs matplotlib, which bench/peers/setup.sh installs for this python
     expect(report.limit_goal(0.85) == "**met**" and report.limit_goal(0.7) == "**missed**",
            "the 2-core limit goal is met at 0.8 and above, missed below")
@@ -92,7 +108,7 @@ def main():
         print("FAIL: " + f, file=sys.stderr)
     if failures:
         sys.exit(1)
-    print("run_all: loss checks, input checks and the troupe experiment behave")
+    print("run_all: loss checks, input checks, the troupe experiment and the A/B script behave")
 
 
 if __name__ == "__main__":
