@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "bench/bench_table.hpp"
+#include "bench/fma_peak.hpp"
 #include "bench/train_workers.hpp"
 #include "cli/command_line.hpp"
 #include "coordinator/mirrored_strategy.hpp"
@@ -331,6 +332,8 @@ int run_train_bench(const std::vector<std::string>& args) {
   auto limit_n_x_one = [&](int replicas) {
     return replicas * (replicas == 1 ? best_full : best_half) * 1e9 / flops_per_example();
   };
+  // The ceiling under every library: the cores' multiply-add peak, 1 thread and 2 at once.
+  const FmaPeak peak = measure_fma_peak(), peak_2 = measure_fma_peak_threads(2);
   std::vector<TrainResult> results;
   for (size_t i = 0; i < runs.size(); ++i)
     results.push_back({runs[i]->replicas(), runs[i]->path(), runs[i]->per_execution(), best[i]});
@@ -343,10 +346,11 @@ int run_train_bench(const std::vector<std::string>& args) {
         "\"examples_per_s_limit\":%.1f,\"training_gemm\":\"%s\",\"onednn_isa\":\"%s\","
         "\"sgemm_gflops_2_threads_at_once\":%.3f,"
         "\"sgemm_gflops_2_threads_at_once_slower_thread\":%.3f,"
-        "\"sgemm_2_threads_at_once_library\":\"%s\",\"gemms\":[",
+        "\"sgemm_2_threads_at_once_library\":\"%s\",\"fma_peak_gflops\":%.3f,"
+        "\"fma_peak_gflops_2_threads_at_once\":%.3f,\"fma_peak_isa\":\"%s\",\"gemms\":[",
         flops_per_example(), std::max(best_full, best_half), limit(1),
         cpu_gemm_name(default_cpu_gemm()), onednn_cpu_isa().c_str(), parallel.total,
-        parallel.slowest, parallel_library);
+        parallel.slowest, parallel_library, peak.gflops, peak_2.gflops, peak.isa);
     for (size_t i = 0; i < gemms.size(); ++i)
       std::printf(
           "%s{\"library\":\"%s\",\"sgemm_gflops_batch_%d\":%.3f,"
@@ -374,6 +378,8 @@ int run_train_bench(const std::vector<std::string>& args) {
     std::printf("sgemm %-8s 1 thread, step GEMMs  %9.3f GFLOP/s at batch %d, %.3f at %d\n",
                 cpu_gemm_name(g.gemm), g.gflops_full, int(kGlobalBatch), g.gflops_half,
                 int(kGlobalBatch / 2));
+  std::printf("multiply-add peak (%s, registers)  %9.3f GFLOP/s 1 thread, %.3f 2 at once\n",
+              peak.isa, peak.gflops, peak_2.gflops);
   std::printf("limit, 1 core  (best at batch %3d)   %9.1f examples/s\n", int(kGlobalBatch),
               limit(1));
   std::printf(

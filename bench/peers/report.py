@@ -174,6 +174,19 @@ def goal(ok):
     return "**met**" if ok else "**missed**"
 
 
+def reach(needed, limit, peak=None):
+    """What a goal against a peer asks of the same run's 2-core GEMM limit (and, where measured,
+    of the two cores' multiply-add peak, both in examples/s): past the limit, no training that
+    executes the model's GEMMs at the best measured rates can meet it on this machine; past the
+    peak, no GEMM library could."""
+    if not limit:
+        return ""
+    share = needed / limit
+    at_peak = f", {needed / peak:.2f}x the cores' multiply-add peak" if peak else ""
+    return (f" (needs {share:.2f}x the 2-core GEMM limit of this run{at_peak}: out of reach here)"
+            if share > 1 else f" (needs {share:.2f} of the 2-core GEMM limit{at_peak})")
+
+
 def limit_goal(ratio):
     # The limit is the best GEMM rate the same run measured, so the training cannot beat it; a
     # ratio above 1 means the limit's sample ran in a slower phase of the VM than the training.
@@ -261,6 +274,8 @@ def section(res, results_rel):
         match = ("reference" if name == "troupe_run_1" else
                  ("yes" if c and all(x["ok"] for x in c) else "**NO**") +
                  (f" (max diff {max(x['abs_diff'] for x in c):.1e})" if c else ""))
+        if r.get("blas_threads_per_rank"):  # the GEMMs' own pool, whatever torch's threads
+            label += f" (OpenBLAS pool: {r['blas_threads_per_rank']} threads per process)"
         out.append(f"| {label} | {r['replicas']} | {r['examples_per_s']:,.0f} | {tcell} | "
                    f"{ratio} | {r['first_loss']:.7f} | {r['final_loss']:.3e} | {match} |")
     bt = mlp.get("troupe_bench_train", {})
@@ -289,6 +304,12 @@ def section(res, results_rel):
                         f"({lim['sgemm_gflops_2_threads_at_once_slower_thread'] / lim['sgemm_gflops']:.2f}"
                         f"x the best single-thread rate): synchronous replicas run at the slower "
                         f"core's pace.")
+        if lim.get("fma_peak_gflops"):
+            out[-1] += (f" The cores' multiply-add peak ({lim.get('fma_peak_isa', '')}, a loop in "
+                        f"registers): {lim['fma_peak_gflops']:.0f} GFLOP/s on one thread, "
+                        f"{lim.get('fma_peak_gflops_2_threads_at_once', 0):.0f} on two at once; "
+                        f"the best GEMM ran at {lim['sgemm_gflops'] / lim['fma_peak_gflops']:.2f}x "
+                        f"of it.")
     if "ps" in res:
         out += ps_section(res)
     # The goals set for this comparison.
@@ -298,12 +319,17 @@ def section(res, results_rel):
     tf_best = max([mlp[n]["examples_per_s"] for n in ("tensorflow_single", "tensorflow_mirrored")
                    if "examples_per_s" in mlp.get(n, {})] or [0])
     ddp = mlp.get("pytorch_ddp", {}).get("examples_per_s")
+    limit2 = bt["results"][1].get("examples_per_s_limit") if "results" in bt else None
+    lim = bt.get("limits", {})
+    peak2 = (lim["fma_peak_gflops_2_threads_at_once"] * 1e9 / lim["gemm_flops_per_example"]
+             if lim.get("fma_peak_gflops_2_threads_at_once") and lim.get("gemm_flops_per_example")
+             else None)
     if t2 and tf_best:
         out.append(f"| `troupe run` 2 replicas >= 2x TensorFlow's best | {t2 / tf_best:.2f}x | "
-                   f"{goal(t2 >= 2 * tf_best)} |")
+                   f"{goal(t2 >= 2 * tf_best)}{reach(2 * tf_best, limit2, peak2)} |")
     if t2 and ddp:
         out.append(f"| `troupe run` 2 replicas >= 3x PyTorch DDP | {t2 / ddp:.2f}x | "
-                   f"{goal(t2 >= 3 * ddp)} |")
+                   f"{goal(t2 >= 3 * ddp)}{reach(3 * ddp, limit2, peak2)} |")
     if t2 and "results" in bt:
         x = t2 / bt["results"][1]["examples_per_s"]
         out.append(f"| `troupe run` 2 replicas within 10 % of `troupe bench train` | {x:.2f}x | "

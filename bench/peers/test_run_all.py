@@ -97,6 +97,13 @@ def main():
            "the 2-core limit goal is met at 0.8 and above, missed below")
     expect(report.limit_goal(1.26).startswith("**not judged**"),
            "a ratio above the limit (sampled in a slower phase) is not counted as met")
+    expect(report.reach(300.0, 250.0) == " (needs 1.20x the 2-core GEMM limit of this run: out "
+           "of reach here)", f"a goal past the limit says so: {report.reach(300.0, 250.0)}")
+    expect(report.reach(300.0, 250.0, 280.0) == " (needs 1.20x the 2-core GEMM limit of this "
+           "run, 1.07x the cores' multiply-add peak: out of reach here)",
+           f"with the peak measured, the goal names both: {report.reach(300.0, 250.0, 280.0)}")
+    expect(report.reach(200.0, 250.0) == " (needs 0.80 of the 2-core GEMM limit)" and
+           report.reach(200.0, None) == "", "a goal within the limit says how much it needs")
     # The generated section lists every round's 2-replica ratio to its own limit.
     sample = json.load(open(os.path.join(HERE, "..", "results", "2026-11-28.json")))
     sample["mlp"]["troupe_bench_train"]["rounds_ratio_to_limit_2_replicas"] = [0.71, 0.74, 1.26]

@@ -7,6 +7,7 @@ torch.set_num_threads(cores / ranks) (the DDP and performance-tuning guides: OMP
 physical cores / processes); gloo bound to the loopback interface (GLOO_SOCKET_IFNAME=lo), the
 rendezvous through a file store, so nothing listens beyond 127.0.0.1."""
 import argparse
+import ctypes
 import json
 import os
 import sys
@@ -20,6 +21,19 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+
+def blas_threads():
+    """Threads of the BLAS under torch's CPU GEMMs, or None where that is not OpenBLAS. Debian's
+    torch calls the system's libblas.so.3 (OpenBLAS's pthread build by default), whose own thread
+    pool torch.set_num_threads does not size: with 1 torch thread a GEMM still runs on every core
+    (on the 2-vCPU AMD EPYC VM: 160 k examples/s, 95 k with OPENBLAS_NUM_THREADS=1). DDP's ranks
+    gain from it too (92 k / 78 k against 61 k / 63 k), as a rank waiting at the all-reduce leaves
+    its core to the other's GEMM, so it is left as the package sets it and reported."""
+    try:
+        return ctypes.CDLL("libblas.so.3").openblas_get_num_threads()
+    except (OSError, AttributeError):
+        return None
 
 
 def build_model(spec, params):
@@ -117,6 +131,7 @@ def main():
         f"one process, {threads} thread(s)" if args.ranks == 1 else
         "DistributedDataParallel, gloo, 2 ranks", "replicas": args.ranks,
         "version": torch.__version__, "threads_per_rank": threads,
+        "blas_threads_per_rank": blas_threads(),
         "examples_per_s": spec["timed_steps"] * spec["global_batch"] / result["seconds"],
         "first_loss": float(np.mean(losses[:window])),
         "final_loss": float(np.mean(losses[-window:])),

@@ -214,6 +214,7 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
   // Where the steady state starts: the end of the first logged window (unset until then).
   std::optional<Clock::time_point> steady_start;
   ProgressPoint point{step, total};
+  EtaRate eta_rate;
   auto checkpoint_now = [&] {
     Timeline::Span span(tl, "checkpoint", "checkpoint", 0);
     // The input position comes from the input workers, which may be blocked themselves on input
@@ -295,6 +296,7 @@ RunSummary train_experiment(caf::actor_system& system, const proto::Experiment& 
              point.accuracy,
              window_steps / std::max(seconds, 1e-9),
              window_steps * double(global_batch) / std::max(seconds, 1e-9)};
+    point.eta_steps_per_s = eta_rate.after_chunk(step, Clock::now(), point.steps_per_s);
     if (options.tty) writer.post([&progress, point] { progress.tick(point); });
     if ((log_every > 0 && step % log_every == 0) || step == total) {
       point.loss = trainer->metrics().mean_loss();

@@ -9,14 +9,27 @@ namespace troupe {
 namespace {
 
 std::string eta(const ProgressPoint& p) {
-  if (p.steps_per_s <= 0) return "?";
-  int64_t s = int64_t(std::ceil(double(p.total_steps - p.step) / p.steps_per_s));
+  const double rate = p.eta_steps_per_s > 0 ? p.eta_steps_per_s : p.steps_per_s;
+  if (rate <= 0) return "?";
+  int64_t s = int64_t(std::ceil(double(p.total_steps - p.step) / rate));
   if (s >= 3600) return std::to_string(s / 3600) + "h" + std::to_string(s % 3600 / 60) + "m";
   if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
   return std::to_string(s) + "s";
 }
 
 }  // namespace
+
+double EtaRate::after_chunk(int64_t step, Clock::time_point now, double chunk_steps_per_s) {
+  if (!started_) {
+    started_ = true;
+    from_step_ = step;
+    from_ = now;
+    return chunk_steps_per_s;
+  }
+  const double seconds = std::chrono::duration<double>(now - from_).count();
+  if (step <= from_step_ || seconds <= 0) return chunk_steps_per_s;
+  return double(step - from_step_) / seconds;
+}
 
 ProgressReporter::ProgressReporter(std::FILE* out, bool tty, const std::string& csv_path)
     : out_(out), tty_(tty) {

@@ -17,6 +17,24 @@ struct ProgressPoint {
   double accuracy = -1;  ///< < 0 when the model has none
   double steps_per_s = 0;
   double examples_per_s = 0;
+  /// The rate the ETA divides the remaining steps by (EtaRate); 0: steps_per_s.
+  double eta_steps_per_s = 0;
+};
+
+/// The steps-per-second rate behind a progress line's ETA: over every step since the end of the
+/// run's first chunk of steps. That chunk carries the run's warm-up (the first-epoch cache filled,
+/// kernels probed), which made the demo's first ETA 7 s for a run that had 1.2 s left when the
+/// ETA came from the window's rate. Before that chunk has ended: the chunk's own rate.
+class EtaRate {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// After a chunk of steps that ended at `step` at `now` and ran at `chunk_steps_per_s`.
+  double after_chunk(int64_t step, Clock::time_point now, double chunk_steps_per_s);
+
+ private:
+  bool started_ = false;
+  int64_t from_step_ = 0;
+  Clock::time_point from_{};
 };
 
 /// Renders progress to a stream and appends metrics.csv.

@@ -341,6 +341,7 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
   const auto run_start = Clock::now();
   const int64_t first_step = step;
   ProgressPoint point{step, total};
+  EtaRate eta_rate;
   bool stop_after_log = false;
   while (step < total) {
     if (stop_after_log || (options.stop && options.stop->load())) {
@@ -368,6 +369,7 @@ RunSummary run_ps_experiment(caf::actor_system& system, const proto::Experiment&
     const double seconds =
         std::max(std::chrono::duration<double>(Clock::now() - window_start).count(), 1e-9);
     point = {step, total, loss / std::max(rows, 1.0), -1, double(window) / seconds, rows / seconds};
+    point.eta_steps_per_s = eta_rate.after_chunk(step, Clock::now(), point.steps_per_s);
     progress.tick(point);
     if (step % log_every == 0 || step == total) {
       progress.log(point);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "bench/fma_peak.hpp"
 #include "child_process.hpp"
 #include "core/json.hpp"
 #include "kernels/cpu_gemm.hpp"
@@ -64,4 +65,33 @@ TEST(BenchTrainGemms, TheTwoCoreLimitIsTwoThreadsAtOnceAndTwiceOneThreadIsReport
                 field(r, "examples_per_s") / field(r, "examples_per_s_limit_n_x_one_core"), 1e-3);
   }
   EXPECT_EQ(limits.find("sgemm_2_threads_at_once_library")->text().empty(), false);
+}
+
+namespace {
+// The widest multiply-add path this CPU runs, as measure_fma_peak names it.
+std::string widest_fma_isa() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return "avx512f";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2+fma";
+#endif
+  return "sse2";
+}
+}  // namespace
+
+TEST(BenchTrainGemms, TheMultiplyAddPeakRunsTheWidestVectorsOfThisCpuOnOneAndTwoThreads) {
+  const troupe::FmaPeak one = troupe::measure_fma_peak(0.005, 1);
+  EXPECT_EQ(one.isa, widest_fma_isa());
+  EXPECT_GT(one.gflops, 0);
+  const troupe::FmaPeak two = troupe::measure_fma_peak_threads(2, 0.005, 1);
+  EXPECT_EQ(two.isa, widest_fma_isa());
+  EXPECT_GT(two.gflops, 0);
+
+  TroupeProcess p({"bench", "train", "--json", "--steps", "1", "--rounds", "1", "--warmup", "0",
+                   "--steps-per-execution", "1"});
+  ASSERT_EQ(p.wait(120s), 0) << p.err();
+  const troupe::Json out = troupe::Json::parse(p.out());
+  const troupe::Json& limits = *out.find("limits");
+  EXPECT_EQ(limits.find("fma_peak_isa")->text(), widest_fma_isa());
+  EXPECT_GT(limits.find("fma_peak_gflops")->as_double(), 0);
+  EXPECT_GT(limits.find("fma_peak_gflops_2_threads_at_once")->as_double(), 0);
 }

@@ -59,6 +59,33 @@ TEST(ProgressBar, LogLinesAndFormatAlwaysShowTheLoss) {
   EXPECT_EQ(ProgressReporter::format(p, false).rfind("step 5/10 loss=- ", 0), 0u);
 }
 
+TEST(ProgressEta, UsesTheEtaRateWhenGivenTheWindowRateOtherwise) {
+  ProgressPoint p{100, 1000, 0.5, -1, /*steps_per_s=*/100, 25600};
+  EXPECT_NE(ProgressReporter::format(p).find(" eta=9s"), std::string::npos)
+      << ProgressReporter::format(p);
+  p.eta_steps_per_s = 900;  // the steady rate: 900 steps left take 1 s, not 9
+  EXPECT_NE(ProgressReporter::format(p).find(" eta=1s"), std::string::npos)
+      << ProgressReporter::format(p);
+  p.steps_per_s = 0;
+  p.eta_steps_per_s = 0;
+  EXPECT_NE(ProgressReporter::format(p).find(" eta=?"), std::string::npos);
+}
+
+TEST(ProgressEta, LeavesTheFirstChunksWarmUpOutOfTheRate) {
+  using namespace std::chrono_literals;
+  EtaRate rate;
+  const auto t0 = EtaRate::Clock::time_point{} + 10s;
+  // The first chunk (8 steps) took 0.4 s of warm-up: its own rate is all there is.
+  EXPECT_DOUBLE_EQ(rate.after_chunk(8, t0, 20.0), 20.0);
+  // 42 more steps in 50 ms: 840 steps/s, whatever the window's rate with the warm-up in it.
+  EXPECT_DOUBLE_EQ(rate.after_chunk(50, t0 + 50ms, 125.0), 840.0);
+  EXPECT_DOUBLE_EQ(rate.after_chunk(100, t0 + 100ms, 1000.0), 920.0);
+  // No time or no steps since the first chunk: the chunk's rate, never a division by zero.
+  EtaRate same;
+  same.after_chunk(8, t0, 20.0);
+  EXPECT_DOUBLE_EQ(same.after_chunk(8, t0, 30.0), 30.0);
+}
+
 TEST(SharedSecret, ShortSecretWarningNamesSourceLengthAndMinimum) {
   std::string w = short_secret_warning("x", "TROUPE_SECRET");
   EXPECT_NE(w.find("the shared secret from TROUPE_SECRET is 1 byte(s) long; use at least 16"),
