@@ -180,19 +180,24 @@ void PsBulkServer::serve_connection(Connection& c) {
       return problem.empty();
     };
     bool sent = false;
+    // A read or a gather: the shard's value goes back as a stream.
+    auto reply_value = [&](auto msg) {
+      ps_value_msg value;
+      Status s = ask_shard(self, shard_, options_.timeout, std::move(msg), value);
+      if (!s.ok()) return write_error(fd, s);
+      uint8_t ok = net::kPsBulkOk;
+      return net::write_all(fd, &ok, 1) &&
+             (problem = net::write_tensor_chunked(fd, value.value, net::kMaxBulkChunkBytes))
+                 .empty();
+    };
     if (op == uint8_t(net::PsBulkOp::read)) {
       ps_read_msg msg;
       if (!decode(msg)) break;
-      ps_value_msg value;
-      Status s = ask_shard(self, shard_, options_.timeout, std::move(msg), value);
-      if (!s.ok()) {
-        sent = write_error(fd, s);
-      } else {
-        uint8_t ok = net::kPsBulkOk;
-        sent =
-            net::write_all(fd, &ok, 1) &&
-            (problem = net::write_tensor_chunked(fd, value.value, net::kMaxBulkChunkBytes)).empty();
-      }
+      sent = reply_value(std::move(msg));
+    } else if (op == uint8_t(net::PsBulkOp::gather)) {
+      ps_gather_msg msg;
+      if (!decode(msg)) break;
+      sent = reply_value(std::move(msg));
     } else if (op == uint8_t(net::PsBulkOp::write) || op == uint8_t(net::PsBulkOp::apply)) {
       ps_ack_msg ack;
       Status s;

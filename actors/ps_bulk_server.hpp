@@ -1,12 +1,13 @@
 #pragma once
-// The ps task's end of the bulk connection (net/ps_bulk_protocol.hpp): large dense values of
-// pulls (read), pushes (assign*) and dense gradient applies travel on a plain, authenticated TCP
-// stream between the client process and this one, while the request itself still reaches the
-// ps_shard actor as the same CAF message (ps_read_msg / ps_write_msg / ps_apply_msg) from this
-// process: the shard's mailbox orders it among every other request, deduplicates it by step id and
-// answers errors exactly as over the middleman. A 16 MiB message through CAF 0.17's middleman
-// reached 0.29-0.88x raw TCP (0.19-0.34x with TLS); here the bytes go from the socket straight
-// into the tensor the shard receives (no copy: same process), and out of the shard's value.
+// The ps task's end of the bulk connection (net/ps_bulk_protocol.hpp): the values of pulls
+// (read), gathers (embedding lookups), pushes (assign*) and gradient applies (dense or sparse)
+// travel on a plain, authenticated TCP stream between the client process and this one, while the
+// request itself still reaches the ps_shard actor as the same CAF message (ps_read_msg /
+// ps_gather_msg / ps_write_msg / ps_apply_msg) from this process: the shard's mailbox orders it
+// among every other request, deduplicates it by step id and answers errors exactly as over the
+// middleman. A 16 MiB message through CAF 0.17's middleman reached 0.29-0.88x raw TCP (0.19-0.34x
+// with TLS); here the bytes go from the socket straight into the tensor the shard receives (no
+// copy: same process), and out of the shard's value.
 
 #include <chrono>
 #include <memory>

@@ -6,20 +6,24 @@
 // HMAC-SHA256(secret, "troupe-ps-bulk-v1" + nonce); server -> client u8 1 (accepted) or u8 0
 // (refused, then it closes and logs "refused a ps bulk connection from H:P: wrong shared secret").
 // Requests (host byte order; both ends are the same build): u8 op, u32 header_bytes, the header
-// (the CAF binary form of the ps message with its large tensor left undefined), and for a write
-// or an apply the tensor as a chunked stream (net/bulk_tensor_stream.hpp). Replies: u8 status;
-// 0 = ok, then the value (read: chunked stream) or u32 header_bytes + the ps_ack_msg; 1 = error,
-// then i32 code, u32 length, the message — the shard's own error, exactly as through CAF.
+// (the CAF binary form of the ps message with its large tensor left undefined: a gather's or a
+// sparse apply's row indices stay in it), and for a write or an apply the tensor as a chunked
+// stream (net/bulk_tensor_stream.hpp). Replies: u8 status; 0 = ok, then the value (read and
+// gather: chunked stream) or u32 header_bytes + the ps_ack_msg; 1 = error, then i32 code, u32
+// length, the message — the shard's own error, exactly as through CAF.
 
 #include <cstdint>
 #include <string>
 
 namespace troupe::net {
 
-enum class PsBulkOp : uint8_t { read = 1, write = 2, apply = 3 };
+enum class PsBulkOp : uint8_t { read = 1, write = 2, apply = 3, gather = 4 };
 constexpr uint8_t kPsBulkOk = 0, kPsBulkError = 1;
 /// Largest request or reply header (a ps message without its value: names, rule, step id).
 constexpr uint32_t kMaxPsBulkHeaderBytes = 1u << 20;
+/// Largest index tensor a client puts in a header (the rest of the header is names, a rule and
+/// a step id); more indices go through CAF.
+constexpr uint64_t kMaxPsBulkIndexBytes = kMaxPsBulkHeaderBytes / 2;
 /// Largest error message carried back.
 constexpr uint32_t kMaxPsBulkErrorBytes = 1u << 16;
 

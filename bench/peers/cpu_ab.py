@@ -42,6 +42,11 @@ def allreduce(where, size):
     return figure
 
 
+def ps_sparse(t):
+    report = run_all.last_json(run_all.sh([t, "bench", "ps", "--json", "--reps", "1"]))
+    return report["sparse"]["rows_per_s"]
+
+
 # name: (what it measures, unit, higher is better, figure(troupe binary)).
 WORKLOADS = {
     "run1": ("`troupe run` of the MLP, 1 replica", "examples/s", True, troupe_run(1)),
@@ -51,6 +56,8 @@ WORKLOADS = {
                              allreduce(["--replicas", "2"], "64MiB")),
     "allreduce_processes": ("64 MiB all-reduce, 2 processes", "us", False,
                             allreduce(["--processes", "2"], "64MiB")),
+    "ps": ("`troupe bench ps`, sparse embedding steps (2 ps processes, 2 workers)", "rows/s",
+           True, ps_sparse),
 }
 __doc__ += "".join(f"  {name}: {w[0]} ({w[1]})\n" for name, w in WORKLOADS.items())
 

@@ -12,6 +12,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "coordinator/ps/ps_bulk_client.hpp"
 #include "core/cluster_spec.hpp"
 
 namespace troupe {
@@ -46,11 +47,11 @@ PsShards connect_ps_shards(caf::actor_system& system, const ClusterSpec& cluster
 /// connection (coordinator/ps/ps_bulk_client.hpp): asks each shard for its bulk port and
 /// registers a bulk client for it, naming it as labels() does. A task that offers none (a TLS
 /// task on a non-loopback address keeps every byte in the encrypted middleman) is left on CAF.
-/// Pushes and applies below `min_bytes` stay CAF messages. Returns how many tasks take bulk
-/// values. Throws unavailable naming a task that does not answer.
+/// Gathers, pushes and applies below `min_bytes` stay CAF messages. Returns how many tasks take
+/// bulk values. Throws unavailable naming a task that does not answer.
 size_t use_ps_bulk(caf::actor_system& system, const PsShards& shards,
                    const PsConnectOptions& options, PsClient& client,
-                   uint64_t min_bytes = uint64_t(1) << 20);
+                   uint64_t min_bytes = kPsBulkMinBytes);
 
 /// Connects to the services tasks `indices` of `job` publish behind their gatekeepers (e.g.
 /// the step hosts of a parameter_server run's workers), in that order, with the retries and

@@ -22,6 +22,12 @@ bool dense_host(const Tensor& t, uint64_t min_bytes) {
   return t.defined() && t.memory() == MemoryKind::host && t.byte_size() >= min_bytes;
 }
 
+// Indices that fit in a request header (none at all fit too).
+bool header_indices(const Tensor& indices) {
+  return !indices.defined() ||
+         (indices.memory() == MemoryKind::host && indices.byte_size() <= net::kMaxPsBulkIndexBytes);
+}
+
 }  // namespace
 
 struct PsBulkClient::Connection {
@@ -54,7 +60,12 @@ bool PsBulkClient::carries(const ps_write_msg& msg) const {
 }
 
 bool PsBulkClient::carries(const ps_apply_msg& msg) const {
-  return !msg.indices.defined() && dense_host(msg.grad, options_.min_bytes);
+  return header_indices(msg.indices) && dense_host(msg.grad, options_.min_bytes);
+}
+
+bool PsBulkClient::carries(const ps_gather_msg& msg, uint64_t row_bytes) const {
+  return msg.rows.defined() && header_indices(msg.rows) &&
+         uint64_t(msg.rows.num_elements()) * row_bytes >= options_.min_bytes;
 }
 
 std::unique_ptr<PsBulkClient::Connection> PsBulkClient::acquire() {
@@ -134,23 +145,33 @@ std::string PsBulkClient::silent(const std::string& name, const char* what) cons
          std::to_string(options_.timeout.count()) + " ms (bulk " + what + ")";
 }
 
-ps_value_msg PsBulkClient::read(const ps_read_msg& msg) {
+ps_value_msg PsBulkClient::pull(uint8_t op, const std::string& name,
+                                const std::vector<char>& header, const char* what) {
   auto c = acquire();
   const std::string lost =
-      options_.label + " serving variable '" + msg.name + "' went away during a bulk pull";
-  ps_read_msg copy = msg;
-  if (!send_request(c->fd, uint8_t(net::PsBulkOp::read), header_of(copy)))
+      options_.label + " serving variable '" + name + "' went away during a bulk " + what;
+  if (!send_request(c->fd, op, header))
     throw unavailable(lost + ": connection lost while sending the request");
-  if (Status refused = read_status(c->fd, lost, silent(msg.name, "pull")); !refused.ok()) {
+  if (Status refused = read_status(c->fd, lost, silent(name, what)); !refused.ok()) {
     release(std::move(c));  // the shard answered an error: the connection is still in step
     refused.throw_if_error();
   }
-  ps_value_msg out{msg.name, Tensor()};
+  ps_value_msg out{name, Tensor()};
   const std::string problem = net::read_tensor_chunked(c->fd, out.value, &c->buffers);
   if (!problem.empty()) throw unavailable(lost + ": " + problem);
   received_ += out.value.byte_size();
   release(std::move(c));
   return out;
+}
+
+ps_value_msg PsBulkClient::read(const ps_read_msg& msg) {
+  ps_read_msg copy = msg;
+  return pull(uint8_t(net::PsBulkOp::read), msg.name, header_of(copy), "pull");
+}
+
+ps_value_msg PsBulkClient::gather(const ps_gather_msg& msg) {
+  ps_gather_msg copy = msg;  // the row indices are the header's: a gather sends no stream
+  return pull(uint8_t(net::PsBulkOp::gather), msg.name, header_of(copy), "gather");
 }
 
 ps_ack_msg PsBulkClient::push(uint8_t op, const std::string& name, const std::vector<char>& header,

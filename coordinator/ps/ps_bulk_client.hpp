@@ -1,10 +1,10 @@
 #pragma once
 // The client's end of one ps task's bulk connection (net/ps_bulk_protocol.hpp,
-// actors/ps_bulk_server.hpp): pulls, and pushes / dense applies of at least `min_bytes`, of a
-// shard in another process. The request is the same ps message the shard would get through CAF,
-// minus its large tensor; the tensor travels in chunks on an authenticated TCP stream, and the
-// shard's reply (value, acknowledgement or error) comes back the same way. Connections are
-// dialed when first needed and kept in a small pool, one per concurrent caller.
+// actors/ps_bulk_server.hpp): pulls, and gathers, pushes and applies (dense or sparse) of at
+// least `min_bytes`, of a shard in another process. The request is the same ps message the shard
+// would get through CAF, minus its large tensor; the tensor travels in chunks on an authenticated
+// TCP stream, and the shard's reply (value, acknowledgement or error) comes back the same way.
+// Connections are dialed when first needed and kept in a small pool, one per concurrent caller.
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +18,11 @@
 
 namespace troupe {
 
+/// Gathers, pushes and applies that move fewer bytes stay CAF messages. 64 KiB: the smallest
+/// push measured, where the stream already moved 2x the middleman's bytes per second
+/// (docs/parameter_servers.md); smaller ones were not measured.
+constexpr uint64_t kPsBulkMinBytes = uint64_t(64) << 10;
+
 /// Where and how to reach one ps task's bulk port.
 struct PsBulkClientOptions {
   std::string host;    ///< numeric IPv4 of the ps task
@@ -26,9 +31,7 @@ struct PsBulkClientOptions {
   /// How errors name the shard: "ps shard 'ps:0' (/job:ps/task:0 at 127.0.0.1:2222)".
   std::string label = "ps shard";
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};  ///< bounds every read/write
-  /// Pushes and dense applies below this many bytes stay CAF messages (a round trip there is
-  /// cheaper than waking the stream; see docs/parameter_servers.md for the measurement).
-  uint64_t min_bytes = uint64_t(1) << 20;
+  uint64_t min_bytes = kPsBulkMinBytes;       ///< smaller gathers, pushes and applies stay on CAF
   uint64_t chunk_bytes = uint64_t(64) << 20;  ///< values above it travel in several chunks
 };
 
@@ -41,15 +44,20 @@ class PsBulkClient {
   PsBulkClient& operator=(const PsBulkClient&) = delete;
 
   const PsBulkClientOptions& options() const { return options_; }
-  /// True when `msg`'s value should take this connection (dense, on the host, >= min_bytes).
+  /// True when `msg` should take this connection: a dense push, or an apply (dense or sparse),
+  /// whose host value has at least min_bytes; a gather whose rows (`row_bytes` each) add up to
+  /// at least min_bytes. Indices travel in the request header: more than kMaxPsBulkIndexBytes of
+  /// them stay on CAF.
   bool carries(const ps_write_msg& msg) const;
   bool carries(const ps_apply_msg& msg) const;
+  bool carries(const ps_gather_msg& msg, uint64_t row_bytes) const;
 
   /// The shard's reply to `msg`, through the bulk connection. A shard error is thrown as the
   /// shard's troupe::Error; a connection that breaks or stalls as unavailable naming the shard,
   /// the variable and how far the transfer got ("... went away during a bulk pull of variable
   /// 'w': connection lost mid-chunk after N of M payload bytes").
   ps_value_msg read(const ps_read_msg& msg);
+  ps_value_msg gather(const ps_gather_msg& msg);
   ps_ack_msg write(const ps_write_msg& msg);
   ps_ack_msg apply(const ps_apply_msg& msg);
 
@@ -62,6 +70,8 @@ class PsBulkClient {
   std::unique_ptr<Connection> acquire();
   void release(std::unique_ptr<Connection> c);
   std::string silent(const std::string& name, const char* what) const;
+  ps_value_msg pull(uint8_t op, const std::string& name, const std::vector<char>& header,
+                    const char* what);
   ps_ack_msg push(uint8_t op, const std::string& name, const std::vector<char>& header,
                   const Tensor& value, const char* what);
 

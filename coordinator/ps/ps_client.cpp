@@ -148,21 +148,27 @@ Reply ask_one(caf::actor_system& sys, std::chrono::milliseconds timeout, const c
 }
 
 // Which requests a bulk connection carries: pulls always (their size is not known before the
-// reply), dense pushes and applies the bulk client takes; every other message stays on CAF.
-bool via_bulk(const PsBulkClient&, const ps_read_msg&) { return true; }
-bool via_bulk(const PsBulkClient& b, const ps_write_msg& m) { return b.carries(m); }
-bool via_bulk(const PsBulkClient& b, const ps_apply_msg& m) { return b.carries(m); }
+// reply), the gathers, pushes and applies the bulk client takes; every other message stays on
+// CAF. `row_bytes`: a gathered row's size (gathers only).
+bool via_bulk(const PsBulkClient&, const ps_read_msg&, uint64_t) { return true; }
+bool via_bulk(const PsBulkClient& b, const ps_gather_msg& m, uint64_t row_bytes) {
+  return b.carries(m, row_bytes);
+}
+bool via_bulk(const PsBulkClient& b, const ps_write_msg& m, uint64_t) { return b.carries(m); }
+bool via_bulk(const PsBulkClient& b, const ps_apply_msg& m, uint64_t) { return b.carries(m); }
 ps_value_msg send_bulk(PsBulkClient& b, const ps_read_msg& m) { return b.read(m); }
+ps_value_msg send_bulk(PsBulkClient& b, const ps_gather_msg& m) { return b.gather(m); }
 ps_ack_msg send_bulk(PsBulkClient& b, const ps_write_msg& m) { return b.write(m); }
 ps_ack_msg send_bulk(PsBulkClient& b, const ps_apply_msg& m) { return b.apply(m); }
 
 // ask_all, except that the requests a bulk connection carries go there, each on its own thread
-// while the CAF batch runs on this one; replies in request order, the first failure thrown.
+// while the CAF batch runs on this one (with no CAF batch, this thread carries one of them);
+// replies in request order, the first failure thrown.
 template <class Reply, class Msg, class BulkFor>
 std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds timeout,
                               const std::vector<std::pair<caf::actor, Msg>>& requests,
                               const Names& names, const std::shared_ptr<PsFailover>& failover,
-                              BulkFor bulk_for) {
+                              BulkFor bulk_for, uint64_t row_bytes = 0) {
   std::vector<PsBulkClient*> bulk(requests.size(), nullptr);
   std::vector<std::pair<caf::actor, Msg>> by_caf;
   std::vector<size_t> caf_index;
@@ -170,7 +176,7 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
     // A shard that failed over is served by its backup, over CAF: bulk goes to primaries only.
     const caf::actor& shard = requests[i].first;
     PsBulkClient* b = failover->serving(shard) == shard ? bulk_for(shard) : nullptr;
-    if (b && via_bulk(*b, requests[i].second)) {
+    if (b && via_bulk(*b, requests[i].second, row_bytes)) {
       bulk[i] = b;
     } else {
       by_caf.push_back(requests[i]);
@@ -194,19 +200,19 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
     }
   };
   std::vector<Reply> out(requests.size());
-  if (by_caf.empty() && requests.size() == 1) {
-    out[0] = via_bulk_or_backup(0);
-    return out;
-  }
+  // Without a CAF batch to wait for, this thread carries the last bulk request itself.
+  const size_t here = by_caf.empty() ? requests.size() - 1 : requests.size();
   std::vector<std::future<Reply>> pending(requests.size());
   for (size_t i = 0; i < requests.size(); ++i)
-    if (bulk[i])
+    if (bulk[i] && i != here)
       pending[i] = std::async(std::launch::async, [&, i] { return via_bulk_or_backup(i); });
   std::exception_ptr failure;
   try {
     if (!by_caf.empty()) {
       auto replies = ask_all<Reply, Msg>(sys, timeout, by_caf, names, failover);
       for (size_t k = 0; k < replies.size(); ++k) out[caf_index[k]] = std::move(replies[k]);
+    } else {
+      out[here] = via_bulk_or_backup(here);
     }
   } catch (...) {
     failure = std::current_exception();
@@ -373,10 +379,12 @@ std::vector<Tensor> PsClient::read_all(
 }
 
 std::vector<Tensor> PsClient::gather_all(
-    const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers) const {
+    const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers, uint64_t row_bytes) const {
   std::vector<Tensor> out;
   if (gathers.empty()) return out;
-  for (auto& v : ask_all<ps_value_msg>(*sys_, timeout_, gathers, names_, failover_))
+  for (auto& v : ask_routed<ps_value_msg>(
+           *sys_, timeout_, gathers, names_, failover_,
+           [this](const caf::actor& a) { return bulk_for(a); }, row_bytes))
     out.push_back(std::move(v.value));
   return out;
 }

@@ -56,9 +56,10 @@ class PsClient {
 
   /// Reads of several (shard, name) at once; values in request order.
   std::vector<Tensor> read_all(const std::vector<std::pair<caf::actor, ps_read_msg>>& reads) const;
-  /// Gathers from several shards at once; rows in request order.
-  std::vector<Tensor> gather_all(
-      const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers) const;
+  /// Gathers from several shards at once; rows in request order. `row_bytes` (one row's size)
+  /// lets gathers of enough bytes take a shard's bulk connection; 0 keeps them on CAF.
+  std::vector<Tensor> gather_all(const std::vector<std::pair<caf::actor, ps_gather_msg>>& gathers,
+                                 uint64_t row_bytes = 0) const;
   /// Optimizer steps on several shards at once; acknowledgements in request order.
   std::vector<ps_ack_msg> apply_all(
       const std::vector<std::pair<caf::actor, ps_apply_msg>>& steps) const;

@@ -99,9 +99,9 @@ Tensor ShardedVariable::gather_rows(const std::vector<ShardRow>& at, Shape out_s
     gathers.push_back({parts_[p], ps_gather_msg{layout_.shard(p).name, index_tensor(rows[p])}});
     asked.push_back(p);
   }
-  auto got = client_->gather_all(gathers);
-  Tensor out(dtype(), std::move(out_shape));
   const size_t bytes = size_t(shape().row_elements()) * dtype_size(dtype());
+  auto got = client_->gather_all(gathers, bytes);
+  Tensor out(dtype(), std::move(out_shape));
   char* dst = static_cast<char*>(out.raw_data());
   for (size_t g = 0; g < got.size(); ++g) {
     const char* src = static_cast<const char*>(got[g].raw_data());

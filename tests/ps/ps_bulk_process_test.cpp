@@ -23,6 +23,7 @@
 #include "coordinator/ps/ps_client.hpp"
 #include "net/child_process.hpp"
 #include "net/gatekeeper.hpp"
+#include "net/ps_bulk_protocol.hpp"
 #include "net/socket_io.hpp"
 #include "net/tls_transport.hpp"
 #include "net/wire_client.hpp"
@@ -230,6 +231,108 @@ TEST(PsBulkProcess, DenseAppliesAreDeduplicatedByStepIdAndShardErrorsComeBackAsI
     EXPECT_NE(std::string(e.what()).find("'w'"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(same_bytes(c.client->read(c.shard(), "w"), w));
+  ps.child.close_stdin();
+  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+}
+
+namespace {
+
+// A [rows, 64] float32 table whose row r holds r * 64 + column (exact in float32 below 2^24).
+constexpr int64_t kTableRows = 100000, kRowFloats = 64;
+constexpr uint64_t kRowBytes = kRowFloats * sizeof(float);
+Tensor table() {
+  Tensor t(DType::float32, Shape{kTableRows, kRowFloats});
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = float(i);
+  return t;
+}
+
+// `count` distinct rows spread over the table, in no particular order.
+Tensor some_rows(int64_t count) {
+  std::vector<int64_t> ids;
+  for (int64_t k = 0; k < count; ++k) ids.push_back((k * 7919) % kTableRows);
+  return Tensor::from_vector<int64_t>(Shape{count}, ids);
+}
+
+// Row r of the table as gathered: r * 64 + column.
+void expect_rows(const Tensor& got, const Tensor& ids, float minus = 0) {
+  ASSERT_EQ(got.shape(), Shape({ids.num_elements(), kRowFloats}));
+  const float* g = got.data<float>();
+  for (int64_t k = 0; k < ids.num_elements(); ++k)
+    for (int64_t c = 0; c < kRowFloats; ++c)
+      ASSERT_EQ(g[k * kRowFloats + c], float(ids.data<int64_t>()[k] * kRowFloats + c) - minus)
+          << "row " << ids.data<int64_t>()[k] << " column " << c;
+}
+
+}  // namespace
+
+// An embedding lookup's gather and its sparse gradient apply (512 rows of 256 bytes: 128 KiB,
+// above the 64 KiB threshold) take the bulk connection, the indices in the request header and
+// the rows on the stream: exact rows both ways, step ids deduplicated, the shard's errors back
+// with their code, the connection usable afterwards.
+TEST(PsBulkProcess, GathersAndSparseAppliesOfEnoughBytesTakeTheBulkConnection) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  Client c(ps);
+  c.client->create(c.shard(), ps_create_msg{{"emb", "", {}, {}}, table()});
+  const Tensor ids = some_rows(512);
+  auto got = c.client->gather_all({{c.shard(), ps_gather_msg{"emb", ids}}}, kRowBytes);
+  ASSERT_EQ(got.size(), 1u);
+  expect_rows(got[0], ids);
+  EXPECT_EQ(c.bulk->bytes_received(), 512 * kRowBytes);
+
+  Tensor grad(DType::float32, Shape{512, kRowFloats});
+  for (int64_t i = 0; i < grad.num_elements(); ++i) grad.data<float>()[i] = 2;
+  ps_apply_msg step{"emb", 11, to_rule_msg(sgd_lr1()), ids, grad, {}};
+  EXPECT_TRUE(c.client->apply(c.shard(), step).applied);
+  EXPECT_FALSE(c.client->apply(c.shard(), step).applied);  // the same step id: applied once
+  EXPECT_EQ(c.bulk->bytes_sent(), 2 * grad.byte_size());
+  got = c.client->gather_all({{c.shard(), ps_gather_msg{"emb", ids}}}, kRowBytes);
+  expect_rows(got[0], ids, /*minus=*/2);
+  // A row the shard does not have: its own error, through the stream, and the next gather works.
+  std::vector<int64_t> bad(512, 5);
+  bad[300] = kTableRows;
+  try {
+    c.client->gather_all(
+        {{c.shard(), ps_gather_msg{"emb", Tensor::from_vector<int64_t>(Shape{512}, bad)}}},
+        kRowBytes);
+    FAIL() << "a gather of a row past the table succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::out_of_range) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(kTableRows)), std::string::npos)
+        << e.what();
+  }
+  expect_rows(c.client->gather_all({{c.shard(), ps_gather_msg{"emb", ids}}}, kRowBytes)[0], ids, 2);
+  EXPECT_EQ(c.bulk->bytes_received(), 3 * 512 * kRowBytes);
+  ps.child.close_stdin();
+  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+}
+
+// Below the threshold, without a row size, or with more indices than a request header takes
+// (kMaxPsBulkIndexBytes), gathers and sparse applies stay CAF messages, with the same results.
+TEST(PsBulkProcess, SmallGathersAndOnesWithTooManyIndicesStayOnCaf) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  Client c(ps);
+  c.client->create(c.shard(), ps_create_msg{{"emb", "", {}, {}}, table()});
+  const Tensor few = some_rows(16);  // 4 KiB of rows
+  expect_rows(c.client->gather_all({{c.shard(), ps_gather_msg{"emb", few}}}, kRowBytes)[0], few);
+  const Tensor enough = some_rows(512);
+  expect_rows(c.client->gather_all({{c.shard(), ps_gather_msg{"emb", enough}}})[0], enough);
+  Tensor grad(DType::float32, Shape{16, kRowFloats});
+  for (int64_t i = 0; i < grad.num_elements(); ++i) grad.data<float>()[i] = 1;
+  EXPECT_TRUE(
+      c.client->apply(c.shard(), ps_apply_msg{"emb", 3, to_rule_msg(sgd_lr1()), few, grad, {}})
+          .applied);
+  const int64_t many = int64_t(net::kMaxPsBulkIndexBytes / sizeof(int64_t)) + 1;
+  std::vector<int64_t> all(static_cast<size_t>(many));
+  for (int64_t k = 0; k < many; ++k) all[size_t(k)] = k % kTableRows;
+  const Tensor wide = Tensor::from_vector<int64_t>(Shape{many}, all);
+  const Tensor rows = c.client->gather_all({{c.shard(), ps_gather_msg{"emb", wide}}}, kRowBytes)[0];
+  ASSERT_EQ(rows.shape(), Shape({many, kRowFloats}));
+  EXPECT_EQ(rows.data<float>()[(many - 1) * kRowFloats + 3], float((many - 1) * kRowFloats + 3));
+  EXPECT_EQ(c.bulk->bytes_received(), 0u);
+  EXPECT_EQ(c.bulk->bytes_sent(), 0u);
   ps.child.close_stdin();
   EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
 }
