@@ -85,7 +85,26 @@ int serve_ps_worker_task(const TfConfig& config, const PsWorkerTaskOptions& opti
 
   const PsConnectOptions connect{options.secret, tls, std::chrono::seconds(60)};
   PsShards shards = connect_ps_shards(sys, config.cluster, connect);
-  PsWorkerHost host(sys, experiment, index, shards.handles);
+  // The steps' gathers and applies of enough bytes take each ps task's bulk connection.
+  size_t bulk_tasks = 0;
+  PsWorkerHost host(sys, experiment, index, shards.handles, [&](PsClient& client) {
+    bulk_tasks = use_ps_bulk(sys, shards, connect, client);
+  });
+  // At the end, whichever way this worker leaves: what went beside CAF.
+  struct ReportBulk {
+    const std::string& me;
+    const PsWorkerHost& host;
+    size_t tasks;
+    ~ReportBulk() {
+      if (tasks == 0) return;
+      std::printf(
+          "troupe server %s: %llu bytes sent and %llu received on the bulk connections "
+          "of %zu ps task(s)\n",
+          me.c_str(), static_cast<unsigned long long>(host.ps_client().bulk_bytes_sent()),
+          static_cast<unsigned long long>(host.ps_client().bulk_bytes_received()), tasks);
+      std::fflush(stdout);
+    }
+  } report_bulk{me, host, bulk_tasks};
   const HostPort address =
       HostPort::parse(config.cluster.task_address("worker", index), "cluster.worker");
   Published published{spawn_gatekeeper(sys, options.secret, host.actor())};

@@ -53,6 +53,7 @@ std::shared_ptr<const PsClient> make_client(caf::actor_system& system,
     client->learn_backups(shards);
   else if (replication == 2)
     client->replicate(shards);
+  if (options.prepare_client) options.prepare_client(*client);
   return client;
 }
 

@@ -15,6 +15,7 @@
 // run() on the strategy itself executes on the coordinator's one replica.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,6 +51,10 @@ struct ParameterServerStrategyOptions {
   /// creation order gives the same parts on the same tasks). With replication 2 such a strategy
   /// only learns the backups (PsClient::learn_backups): the coordinator set them up.
   bool attach = false;
+  /// Runs on the strategy's client before any variable exists: a process that reaches the ps
+  /// tasks across the network registers their bulk connections here (use_ps_bulk), so that its
+  /// gathers, pushes and applies of enough bytes leave CAF. Empty: every request through CAF.
+  std::function<void(PsClient&)> prepare_client;
   StrategyOptions timeouts;
 };
 

@@ -360,6 +360,18 @@ void PsClient::use_bulk(const caf::actor& shard, std::shared_ptr<PsBulkClient> b
   bulk_.emplace_back(shard, std::move(bulk));
 }
 
+uint64_t PsClient::bulk_bytes_sent() const {
+  uint64_t bytes = 0;
+  for (auto& [shard, bulk] : bulk_) bytes += bulk->bytes_sent();
+  return bytes;
+}
+
+uint64_t PsClient::bulk_bytes_received() const {
+  uint64_t bytes = 0;
+  for (auto& [shard, bulk] : bulk_) bytes += bulk->bytes_received();
+  return bytes;
+}
+
 PsBulkClient* PsClient::bulk_for(const caf::actor& shard) const {
   // A shard of this process gets the tensor handle itself through CAF: nothing to move.
   if (!shard || shard.node() == sys_->node()) return nullptr;

@@ -85,6 +85,9 @@ class PsClient {
   /// rest stays CAF messages. Several requests of one batch run at the same time either way.
   /// Throws invalid_argument for an empty handle or client.
   void use_bulk(const caf::actor& shard, std::shared_ptr<PsBulkClient> bulk);
+  /// Payload bytes the registered bulk connections sent and received so far, all shards.
+  uint64_t bulk_bytes_sent() const;
+  uint64_t bulk_bytes_received() const;
   /// Primary-backup: shard k's variables have their backup on shard (k + 1) % n. Tells every
   /// shard its backup and whose copies it holds, and from then on a request whose shard goes
   /// away (its actor down, its connection dropped) is sent again, unchanged — the same step id,

@@ -10,15 +10,16 @@
 namespace troupe {
 namespace {
 
-std::unique_ptr<ParameterServerStrategy> attached_strategy(caf::actor_system& system,
-                                                           const proto::Experiment& e,
-                                                           std::vector<caf::actor> shards) {
+std::unique_ptr<ParameterServerStrategy> attached_strategy(
+    caf::actor_system& system, const proto::Experiment& e, std::vector<caf::actor> shards,
+    std::function<void(PsClient&)> prepare_client) {
   const auto& spec = e.strategy().parameter_server();
   if (int64_t(shards.size()) != spec.num_ps())
     throw invalid_argument("strategy.num_ps is " + std::to_string(spec.num_ps()) + ", but " +
                            std::to_string(shards.size()) + " ps shard(s) were connected");
   ParameterServerStrategyOptions options = make_ps_strategy_options(spec);
   options.attach = true;
+  options.prepare_client = std::move(prepare_client);
   options.timeouts.flush_denormals = !e.train().keep_denormals();
   return std::make_unique<ParameterServerStrategy>(system, std::move(shards), options);
 }
@@ -26,9 +27,10 @@ std::unique_ptr<ParameterServerStrategy> attached_strategy(caf::actor_system& sy
 }  // namespace
 
 PsWorkerHost::PsWorkerHost(caf::actor_system& system, const proto::Experiment& e, int worker,
-                           std::vector<caf::actor> ps_shards)
+                           std::vector<caf::actor> ps_shards,
+                           std::function<void(PsClient&)> prepare_client)
     : system_(&system),
-      strategy_(attached_strategy(system, e, std::move(ps_shards))),
+      strategy_(attached_strategy(system, e, std::move(ps_shards), std::move(prepare_client))),
       host_(std::make_shared<StepHost>(worker)) {
   const auto& spec = e.strategy().parameter_server();
   if (worker >= spec.workers())

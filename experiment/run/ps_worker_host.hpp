@@ -6,6 +6,7 @@
 // (worker w reads shard w of the data). Its step host actor runs the closures the coordinator
 // sends, against this process's own connections to the shards.
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -24,8 +25,11 @@ class PsWorkerHost {
   /// Worker `worker` of `experiment` (strategy.kind parameter_server) over `ps_shards` (task
   /// order). Throws invalid_argument when the shard count is not strategy.num_ps or the index
   /// is not below strategy.workers.
+  /// `prepare_client`: ParameterServerStrategyOptions::prepare_client of its strategy (a worker
+  /// process registers the ps tasks' bulk connections there).
   PsWorkerHost(caf::actor_system& system, const proto::Experiment& experiment, int worker,
-               std::vector<caf::actor> ps_shards);
+               std::vector<caf::actor> ps_shards,
+               std::function<void(PsClient&)> prepare_client = {});
   /// Stops the step host actor and waits until it is gone (a step it runs uses the trainer).
   ~PsWorkerHost();
   PsWorkerHost(const PsWorkerHost&) = delete;
@@ -34,6 +38,8 @@ class PsWorkerHost {
   /// The step host actor: what a coordinator sends closures to (publish it behind a gatekeeper
   /// for a coordinator in another process).
   const caf::actor& actor() const { return actor_; }
+  /// The client its steps reach the shards with.
+  const PsClient& ps_client() const { return *strategy_->client(); }
 
  private:
   caf::actor_system* system_;

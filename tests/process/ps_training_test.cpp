@@ -14,6 +14,7 @@
 #include <map>
 #include <random>
 #include <regex>
+#include <set>
 
 #include "core/data/example_proto.hpp"
 #include "core/data/tfrecord.hpp"
@@ -81,6 +82,36 @@ TEST_F(PsTraining, TwoPsTwoWorkersTrainMatrixFactorisationAsyncToALossThreshold)
   EXPECT_TRUE(contains(out, "the job is over (the coordinator stopped this worker)")) << out;
   EXPECT_TRUE(contains(out, "all 2 ps task(s) stopped")) << out;
   expect_run_outputs(out, 150, 300);
+}
+
+// Embeddings of 2048 floats: each step's gathers and sparse applies move ~100 KiB per ps task,
+// above the bulk threshold (64 KiB), so both worker processes move them on the ps tasks' bulk
+// connections and say how many bytes went each way.
+TEST_F(PsTraining, WideEmbeddingGathersAndAppliesOfEveryWorkerTakeTheBulkConnections) {
+  const std::string path = (dir_ / "wide.yaml").string();
+  std::ofstream(path) << "name: ps-wide\nseed: 1\n"
+                      << "strategy: {kind: parameter_server, num_ps: 2, workers: 2, "
+                         "partitioner: {kind: fixed, num_shards: 2}}\n"
+                      << "model: {kind: embedding, num_users: 30, num_items: 20, "
+                         "embedding_dim: 2048}\n"
+                      << ratings_data() << "optimizer: {kind: adagrad, learning_rate: 0.05}\n"
+                      << "train: {steps: 20, log_every: 10, checkpoint_dir: " << run_dir() << "}\n";
+  TroupeProcess launch({"launch", "-n", "2", "--ps", "2", "--no-tls", path});
+  int code = -1;
+  const std::string out = finish(launch, "", &code);
+  ASSERT_EQ(code, 0) << out;
+  const std::regex report(
+      R"(\[worker:(\d)\] troupe server /job:worker/task:\d: (\d+) bytes sent and (\d+) received )"
+      R"(on the bulk connections of 2 ps task\(s\))");
+  std::set<std::string> reported;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), report); it != std::sregex_iterator();
+       ++it) {
+    reported.insert((*it)[1]);
+    EXPECT_GT(std::stoull((*it)[2]), 0u) << out;  // sparse applies' rows
+    EXPECT_GT(std::stoull((*it)[3]), 0u) << out;  // gathered rows
+  }
+  EXPECT_EQ(reported, (std::set<std::string>{"0", "1"})) << out;
+  EXPECT_EQ(applied_at_shards(out), 40) << out;
 }
 
 TEST_F(PsTraining, TwoPsTwoWorkersTrainMatrixFactorisationSyncToALossThreshold) {
