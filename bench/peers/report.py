@@ -183,8 +183,10 @@ def reach(needed, limit, peak=None):
         return ""
     share = needed / limit
     at_peak = f", {needed / peak:.2f}x the cores' multiply-add peak" if peak else ""
-    return (f" (needs {share:.2f}x the 2-core GEMM limit of this run{at_peak}: out of reach here)"
-            if share > 1 else f" (needs {share:.2f} of the 2-core GEMM limit{at_peak})")
+    if share <= 1:
+        return f" (needs {share:.2f} of the 2-core GEMM limit{at_peak})"
+    why = ("past every GEMM library measured" if peak and needed <= peak else "out of reach here")
+    return f" (needs {share:.2f}x the 2-core GEMM limit of this run{at_peak}: {why})"
 
 
 def limit_goal(ratio):

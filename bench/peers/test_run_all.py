@@ -102,6 +102,9 @@ def main():
     expect(report.reach(300.0, 250.0, 280.0) == " (needs 1.20x the 2-core GEMM limit of this "
            "run, 1.07x the cores' multiply-add peak: out of reach here)",
            f"with the peak measured, the goal names both: {report.reach(300.0, 250.0, 280.0)}")
+    expect(report.reach(260.0, 250.0, 280.0) == " (needs 1.04x the 2-core GEMM limit of this "
+           "run, 0.93x the cores' multiply-add peak: past every GEMM library measured)",
+           f"past the limit but below the peak: {report.reach(260.0, 250.0, 280.0)}")
     expect(report.reach(200.0, 250.0) == " (needs 0.80 of the 2-core GEMM limit)" and
            report.reach(200.0, None) == "", "a goal within the limit says how much it needs")
     # The generated section lists every round's 2-replica ratio to its own limit.
