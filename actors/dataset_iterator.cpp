@@ -38,8 +38,8 @@ struct dataset_iterator_state {
   std::unique_ptr<WorkerThread> thread;
   std::deque<input_step_msg> ready;                              // read ahead, not yet handed out
   std::deque<std::pair<uint64_t, caf::response_promise>> pulls;  // waiting for a read
-  bool exhausted = false;     // a read came back short or failed: no reading ahead
-  bool fill_pending = false;  // a read is queued on the reader thread
+  bool exhausted = false;       // a read came back short or failed: no reading ahead
+  int64_t reads_in_flight = 0;  // reads queued on the reader thread, not yet come back
   bool restore_pending = false;
   uint64_t generation = 0;
   uint64_t next_job = 0;
@@ -118,15 +118,21 @@ void on_reader(dataset_iterator_actor* self, Tag tag, uint64_t id, Job job) {
   });
 }
 
-// Queues one read when a pull waits, or to read ahead within the buffer.
+// Queues a read for every waiting pull and every step of the read-ahead that neither a step
+// read already nor a read in flight covers, each a job of its own. So the reader thread starts
+// the next step while this actor hands the last one out: with a single read in flight it waited
+// for that hop at every step (two thread wake-ups; `bench input`'s distributed pipeline ran at
+// 0.58-0.65x the bare parse loop against 0.88-0.91x for the same pipeline without actors).
 void schedule_fill(dataset_iterator_actor* self) {
   auto& st = self->state;
-  if (st.fill_pending || st.restore_pending) return;
-  const bool wanted =
-      !st.pulls.empty() || (!st.exhausted && int64_t(st.ready.size()) < st.options.buffer_steps);
-  if (!wanted) return;
-  st.fill_pending = true;
-  on_reader(self, filled_atom::value, st.generation, [](Reader& r) { return read_step(r); });
+  if (st.restore_pending) return;
+  const int64_t ahead = st.exhausted ? 0 : st.options.buffer_steps;
+  const int64_t wanted =
+      int64_t(st.pulls.size()) + ahead - int64_t(st.ready.size()) - st.reads_in_flight;
+  for (int64_t k = 0; k < wanted; ++k) {
+    ++st.reads_in_flight;
+    on_reader(self, filled_atom::value, st.generation, [](Reader& r) { return read_step(r); });
+  }
 }
 
 // Answers the oldest waiting pull with `step`.
@@ -140,7 +146,7 @@ void answer_oldest_pull(dataset_iterator_state& st, input_step_msg step) {
 void filled(dataset_iterator_actor* self, uint64_t generation, input_step_msg& step) {
   auto& st = self->state;
   if (generation != st.generation) return;
-  st.fill_pending = false;
+  --st.reads_in_flight;
   if (ends_stream(step)) st.exhausted = true;
   if (!st.pulls.empty()) {
     answer_oldest_pull(st, std::move(step));
@@ -217,7 +223,7 @@ void restored(dataset_iterator_actor* self, uint64_t job, input_state_msg& reply
     st.ready.assign(saved.buffered.begin(), saved.buffered.end());
     st.exhausted = saved.exhausted;
     ++st.generation;  // reads queued for the old position no longer apply
-    st.fill_pending = false;
+    st.reads_in_flight = 0;
   }
   promise.deliver(std::move(reply));
   schedule_fill(self);

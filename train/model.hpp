@@ -44,7 +44,7 @@ struct Gradient {
   /// layer's kernel gradient as its factors, lhs^T rhs (lhs: the layer's inputs [rows, in], rhs:
   /// the gradient at its outputs [rows, out]). The all-reduce then sums the replicas' products
   /// without any replica forming its own (train/gradient_products.hpp).
-  Tensor lhs, rhs;
+  Tensor lhs{}, rhs{};  // default-initialised: {values, indices} aggregates stay warning-free
   bool is_sparse() const { return indices.defined(); }
   bool is_product() const { return !values.defined() && lhs.defined(); }
 };
