@@ -441,6 +441,39 @@ TEST(PsBulkProcess, AConnectionWithoutTheSecretIsRefusedBeforeAnythingIsParsed) 
   EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
 }
 
+// An authenticated connection whose request does not parse is dropped, and the ps task says
+// what was wrong: a gather header that is not a ps_gather_msg, an op no client sends. The task
+// keeps serving the other connections.
+TEST(PsBulkProcess, AMalformedGatherAndAnUnknownOpAreDroppedNamingTheProblem) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  auto send_raw = [&](uint8_t op, const std::string& header) {
+    int fd = net::connect_to("127.0.0.1", ps.bulk_port);
+    net::set_io_timeout(fd, 60000);
+    net::ps_bulk_authenticate(fd, kSecret, "127.0.0.1:" + std::to_string(ps.bulk_port));
+    const uint32_t length = uint32_t(header.size());
+    std::string request(1, char(op));
+    request.append(reinterpret_cast<const char*>(&length), 4);
+    request += header;
+    EXPECT_TRUE(net::write_all(fd, request.data(), request.size()));
+    char reply = 0;
+    EXPECT_FALSE(net::read_all(fd, &reply, 1));  // closed, nothing answered
+    ::close(fd);
+  };
+  send_raw(uint8_t(net::PsBulkOp::gather), std::string(12, '\x7f'));
+  EXPECT_TRUE(ps.logged("ps:0 dropped the ps bulk connection from 127.0.0.1:")) << ps.child.err();
+  EXPECT_TRUE(ps.logged(": malformed request header: ")) << ps.child.err();
+  send_raw(9, "");
+  EXPECT_TRUE(ps.logged(": unknown request op 9")) << ps.child.err();
+  Client c(ps);
+  c.client->create(c.shard(), ps_create_msg{{"emb", "", {}, {}}, table()});
+  const Tensor ids = some_rows(512);
+  expect_rows(c.client->gather_all({{c.shard(), ps_gather_msg{"emb", ids}}}, kRowBytes)[0], ids);
+  EXPECT_EQ(c.bulk->bytes_received(), 512 * kRowBytes);
+  ps.child.close_stdin();
+  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+}
+
 TEST(PsBulkProcess, AStoppedPsProcessIsNamedAtTheTimeout) {
   PsProcess ps;
   ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
