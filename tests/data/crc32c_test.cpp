@@ -56,3 +56,17 @@ TEST(Crc32c, MaskRoundTripsAndMatchesTFRecordConstant) {
   EXPECT_EQ(crc32c_mask(0), 0xa282ead8u);
   for (uint32_t c : {0u, 1u, 0xE3069283u, 0xffffffffu}) EXPECT_EQ(crc32c_unmask(crc32c_mask(c)), c);
 }
+
+// Lengths past 3 x 256 and 3 x 8192 bytes take the three-chain blocks joined by the zeros tables:
+// every block size, remainder and misalignment must give the portable result.
+TEST(Crc32c, ThreeChainBlocksAgreeWithPortableAcrossBlockSizesAndAlignments) {
+  Philox rng(11);
+  std::vector<uint8_t> data(2 * 3 * 8192 + 3 * 3 * 256 + 64);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(rng.bits(i));
+  for (size_t start : {0, 1, 5, 8})
+    for (size_t len : {767, 768, 775, 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 3 * 256 + 9,
+                       2 * 3 * 8192 + 2 * 3 * 256 + 17, 2 * 3 * 8192 + 3 * 3 * 256 + 55})
+      ASSERT_EQ(crc32c_extend(0x1234567u, data.data() + start, len),
+                crc32c_extend_portable(0x1234567u, data.data() + start, len))
+          << "start " << start << " len " << len;
+}
