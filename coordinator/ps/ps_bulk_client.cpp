@@ -145,72 +145,97 @@ std::string PsBulkClient::silent(const std::string& name, const char* what) cons
          std::to_string(options_.timeout.count()) + " ms (bulk " + what + ")";
 }
 
-ps_value_msg PsBulkClient::pull(uint8_t op, const std::string& name,
-                                const std::vector<char>& header, const char* what) {
-  auto c = acquire();
-  const std::string lost =
-      options_.label + " serving variable '" + name + "' went away during a bulk " + what;
-  if (!send_request(c->fd, op, header))
-    throw unavailable(lost + ": connection lost while sending the request");
-  if (Status refused = read_status(c->fd, lost, silent(name, what)); !refused.ok()) {
+PsBulkClient::Sent::Sent() = default;
+PsBulkClient::Sent::Sent(Sent&&) noexcept = default;
+PsBulkClient::Sent& PsBulkClient::Sent::operator=(Sent&&) noexcept = default;
+PsBulkClient::Sent::~Sent() = default;
+
+std::string PsBulkClient::lost(const Sent& sent) const {
+  return options_.label + " serving variable '" + sent.name_ + "' went away during a bulk " +
+         sent.what_;
+}
+
+PsBulkClient::Sent PsBulkClient::start(uint8_t op, const std::string& name,
+                                       const std::vector<char>& header, const Tensor* stream,
+                                       const char* what) {
+  Sent sent;
+  sent.name_ = name;
+  sent.what_ = what;
+  try {
+    sent.connection_ = acquire();
+    const int fd = sent.connection_->fd;
+    if (!send_request(fd, op, header))
+      throw unavailable(lost(sent) + ": connection lost while sending the request");
+    if (stream) {
+      const std::string problem =
+          net::write_tensor_chunked(fd, *stream, options_.chunk_bytes, &sent_);
+      if (!problem.empty()) throw unavailable(lost(sent) + ": " + problem);
+    }
+  } catch (...) {
+    sent.connection_.reset();
+    sent.failure_ = std::current_exception();
+  }
+  return sent;
+}
+
+PsBulkClient::Sent PsBulkClient::send(const ps_read_msg& msg) {
+  ps_read_msg copy = msg;
+  return start(uint8_t(net::PsBulkOp::read), msg.name, header_of(copy), nullptr, "pull");
+}
+
+PsBulkClient::Sent PsBulkClient::send(const ps_gather_msg& msg) {
+  ps_gather_msg copy = msg;  // the row indices are the header's: a gather sends no stream
+  return start(uint8_t(net::PsBulkOp::gather), msg.name, header_of(copy), nullptr, "gather");
+}
+
+PsBulkClient::Sent PsBulkClient::send(const ps_write_msg& msg) {
+  ps_write_msg header = msg;
+  header.value = Tensor();  // travels as the stream after the header
+  return start(uint8_t(net::PsBulkOp::write), msg.name, header_of(header), &msg.value, "push");
+}
+
+PsBulkClient::Sent PsBulkClient::send(const ps_apply_msg& msg) {
+  ps_apply_msg header = msg;
+  header.grad = Tensor();
+  return start(uint8_t(net::PsBulkOp::apply), msg.name, header_of(header), &msg.grad,
+               "gradient apply");
+}
+
+ps_value_msg PsBulkClient::receive_value(Sent sent) {
+  if (sent.failure_) std::rethrow_exception(sent.failure_);
+  auto c = std::move(sent.connection_);
+  const std::string gone = lost(sent);
+  if (Status refused = read_status(c->fd, gone, silent(sent.name_, sent.what_)); !refused.ok()) {
     release(std::move(c));  // the shard answered an error: the connection is still in step
     refused.throw_if_error();
   }
-  ps_value_msg out{name, Tensor()};
+  ps_value_msg out{sent.name_, Tensor()};
   const std::string problem = net::read_tensor_chunked(c->fd, out.value, &c->buffers);
-  if (!problem.empty()) throw unavailable(lost + ": " + problem);
+  if (!problem.empty()) throw unavailable(gone + ": " + problem);
   received_ += out.value.byte_size();
   release(std::move(c));
   return out;
 }
 
-ps_value_msg PsBulkClient::read(const ps_read_msg& msg) {
-  ps_read_msg copy = msg;
-  return pull(uint8_t(net::PsBulkOp::read), msg.name, header_of(copy), "pull");
-}
-
-ps_value_msg PsBulkClient::gather(const ps_gather_msg& msg) {
-  ps_gather_msg copy = msg;  // the row indices are the header's: a gather sends no stream
-  return pull(uint8_t(net::PsBulkOp::gather), msg.name, header_of(copy), "gather");
-}
-
-ps_ack_msg PsBulkClient::push(uint8_t op, const std::string& name, const std::vector<char>& header,
-                              const Tensor& value, const char* what) {
-  auto c = acquire();
-  const std::string lost =
-      options_.label + " serving variable '" + name + "' went away during a bulk " + what;
-  if (!send_request(c->fd, op, header))
-    throw unavailable(lost + ": connection lost while sending the request");
-  const std::string problem = net::write_tensor_chunked(c->fd, value, options_.chunk_bytes, &sent_);
-  if (!problem.empty()) throw unavailable(lost + ": " + problem);
-  if (Status refused = read_status(c->fd, lost, silent(name, what)); !refused.ok()) {
+ps_ack_msg PsBulkClient::receive_ack(Sent sent) {
+  if (sent.failure_) std::rethrow_exception(sent.failure_);
+  auto c = std::move(sent.connection_);
+  const std::string gone = lost(sent);
+  if (Status refused = read_status(c->fd, gone, silent(sent.name_, sent.what_)); !refused.ok()) {
     release(std::move(c));
     refused.throw_if_error();
   }
   uint32_t length = 0;
   if (!net::read_all(c->fd, &length, 4) || length > net::kMaxPsBulkHeaderBytes)
-    throw unavailable(lost + ": connection lost before the acknowledgement");
+    throw unavailable(gone + ": connection lost before the acknowledgement");
   std::vector<char> bytes(length);
   if (!net::read_all(c->fd, bytes.data(), length))
-    throw unavailable(lost + ": connection lost inside the acknowledgement");
+    throw unavailable(gone + ": connection lost inside the acknowledgement");
   ps_ack_msg ack;
   if (auto err = wire::from_bytes(bytes.data(), bytes.size(), ack))
-    throw unavailable(lost + ": malformed acknowledgement");
+    throw unavailable(gone + ": malformed acknowledgement");
   release(std::move(c));
   return ack;
-}
-
-ps_ack_msg PsBulkClient::write(const ps_write_msg& msg) {
-  ps_write_msg header = msg;
-  header.value = Tensor();  // travels as the stream after the header
-  return push(uint8_t(net::PsBulkOp::write), msg.name, header_of(header), msg.value, "push");
-}
-
-ps_ack_msg PsBulkClient::apply(const ps_apply_msg& msg) {
-  ps_apply_msg header = msg;
-  header.grad = Tensor();
-  return push(uint8_t(net::PsBulkOp::apply), msg.name, header_of(header), msg.grad,
-              "gradient apply");
 }
 
 }  // namespace troupe

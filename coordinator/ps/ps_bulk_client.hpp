@@ -4,11 +4,12 @@
 // least `min_bytes`, of a shard in another process. The request is the same ps message the shard
 // would get through CAF, minus its large tensor; the tensor travels in chunks on an authenticated
 // TCP stream, and the shard's reply (value, acknowledgement or error) comes back the same way.
-// Connections are dialed when first needed and kept in a small pool, one per concurrent caller.
+// Connections are dialed when first needed and kept in a small pool, one per request in flight.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,6 +23,13 @@ namespace troupe {
 /// push measured, where the stream already moved 2x the middleman's bytes per second
 /// (docs/parameter_servers.md); smaller ones were not measured.
 constexpr uint64_t kPsBulkMinBytes = uint64_t(64) << 10;
+
+/// A batch's bulk requests of at least this known payload each get a thread of their own, so
+/// that their copies run on several cores; smaller ones (and pulls, whose size is not known
+/// before the reply) are sent one after another by the caller, which then reads their replies
+/// in turn (PsClient). 1 MiB: about 300 us of copying at the loopback rates measured, against
+/// ~37 us to start and join a thread on the 2-vCPU VMs.
+constexpr uint64_t kPsBulkOwnThreadBytes = uint64_t(1) << 20;
 
 /// Where and how to reach one ps task's bulk port.
 struct PsBulkClientOptions {
@@ -37,6 +45,9 @@ struct PsBulkClientOptions {
 
 /// Thread-safe; each call uses its own connection from the pool.
 class PsBulkClient {
+ private:
+  struct Connection;
+
  public:
   explicit PsBulkClient(PsBulkClientOptions options);
   ~PsBulkClient();
@@ -56,24 +67,48 @@ class PsBulkClient {
   /// shard's troupe::Error; a connection that breaks or stalls as unavailable naming the shard,
   /// the variable and how far the transfer got ("... went away during a bulk pull of variable
   /// 'w': connection lost mid-chunk after N of M payload bytes").
-  ps_value_msg read(const ps_read_msg& msg);
-  ps_value_msg gather(const ps_gather_msg& msg);
-  ps_ack_msg write(const ps_write_msg& msg);
-  ps_ack_msg apply(const ps_apply_msg& msg);
+  ps_value_msg read(const ps_read_msg& msg) { return receive_value(send(msg)); }
+  ps_value_msg gather(const ps_gather_msg& msg) { return receive_value(send(msg)); }
+  ps_ack_msg write(const ps_write_msg& msg) { return receive_ack(send(msg)); }
+  ps_ack_msg apply(const ps_apply_msg& msg) { return receive_ack(send(msg)); }
+
+  /// A request written out (header, and a push's tensor) whose reply is not read yet. It holds
+  /// its connection, which is closed if the Sent is dropped unread (the stream would be out of
+  /// step). A failure while sending is kept and thrown by receive_*. Lets one thread send to
+  /// several ps tasks before it waits for any of them.
+  class Sent {
+   public:
+    Sent();
+    Sent(Sent&&) noexcept;
+    Sent& operator=(Sent&&) noexcept;
+    ~Sent();
+
+   private:
+    friend class PsBulkClient;
+    std::unique_ptr<Connection> connection_;
+    std::string name_;
+    const char* what_ = "";
+    std::exception_ptr failure_;
+  };
+  Sent send(const ps_read_msg& msg);
+  Sent send(const ps_gather_msg& msg);
+  Sent send(const ps_write_msg& msg);
+  Sent send(const ps_apply_msg& msg);
+  /// The reply to a sent pull or gather, and to a sent push or apply; errors as read() etc.
+  ps_value_msg receive_value(Sent sent);
+  ps_ack_msg receive_ack(Sent sent);
 
   /// Payload bytes written so far (grows while a push is under way) and read (after each pull).
   uint64_t bytes_sent() const { return sent_; }
   uint64_t bytes_received() const { return received_; }
 
  private:
-  struct Connection;
   std::unique_ptr<Connection> acquire();
   void release(std::unique_ptr<Connection> c);
   std::string silent(const std::string& name, const char* what) const;
-  ps_value_msg pull(uint8_t op, const std::string& name, const std::vector<char>& header,
-                    const char* what);
-  ps_ack_msg push(uint8_t op, const std::string& name, const std::vector<char>& header,
-                  const Tensor& value, const char* what);
+  std::string lost(const Sent& sent) const;
+  Sent start(uint8_t op, const std::string& name, const std::vector<char>& header,
+             const Tensor* stream, const char* what);
 
   const PsBulkClientOptions options_;
   std::mutex mutex_;

@@ -156,14 +156,29 @@ bool via_bulk(const PsBulkClient& b, const ps_gather_msg& m, uint64_t row_bytes)
 }
 bool via_bulk(const PsBulkClient& b, const ps_write_msg& m, uint64_t) { return b.carries(m); }
 bool via_bulk(const PsBulkClient& b, const ps_apply_msg& m, uint64_t) { return b.carries(m); }
-ps_value_msg send_bulk(PsBulkClient& b, const ps_read_msg& m) { return b.read(m); }
-ps_value_msg send_bulk(PsBulkClient& b, const ps_gather_msg& m) { return b.gather(m); }
-ps_ack_msg send_bulk(PsBulkClient& b, const ps_write_msg& m) { return b.write(m); }
-ps_ack_msg send_bulk(PsBulkClient& b, const ps_apply_msg& m) { return b.apply(m); }
+// The payload a request moves, where known before its reply: a pull's is not.
+uint64_t known_payload(const ps_read_msg&, uint64_t) { return 0; }
+uint64_t known_payload(const ps_gather_msg& m, uint64_t row_bytes) {
+  return uint64_t(m.rows.num_elements()) * row_bytes;
+}
+uint64_t known_payload(const ps_write_msg& m, uint64_t) { return m.value.byte_size(); }
+uint64_t known_payload(const ps_apply_msg& m, uint64_t) { return m.grad.byte_size(); }
 
-// ask_all, except that the requests a bulk connection carries go there, each on its own thread
-// while the CAF batch runs on this one (with no CAF batch, this thread carries one of them);
-// replies in request order, the first failure thrown.
+ps_value_msg receive(PsBulkClient& b, PsBulkClient::Sent s, ps_value_msg*) {
+  return b.receive_value(std::move(s));
+}
+ps_ack_msg receive(PsBulkClient& b, PsBulkClient::Sent s, ps_ack_msg*) {
+  return b.receive_ack(std::move(s));
+}
+
+// ask_all, except that the requests a bulk connection carries go there. Those of known payload
+// below kPsBulkOwnThreadBytes (pulls among them) are all written out from this thread first, the
+// CAF batch runs, and then their replies are read in turn: the ps tasks work on them in the
+// meantime, and no thread is started — a thread's start and join cost about as much as the
+// transfer itself there (~37 us on the 2-vCPU VMs, as does handing work to a parked thread).
+// Larger ones each get a thread, so that their copies run on several cores at once (with
+// nothing else to do, this thread carries one of them). Replies in request order, the first
+// failure thrown.
 template <class Reply, class Msg, class BulkFor>
 std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds timeout,
                               const std::vector<std::pair<caf::actor, Msg>>& requests,
@@ -171,13 +186,15 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
                               BulkFor bulk_for, uint64_t row_bytes = 0) {
   std::vector<PsBulkClient*> bulk(requests.size(), nullptr);
   std::vector<std::pair<caf::actor, Msg>> by_caf;
-  std::vector<size_t> caf_index;
+  std::vector<size_t> caf_index, in_turn, own_thread;
   for (size_t i = 0; i < requests.size(); ++i) {
     // A shard that failed over is served by its backup, over CAF: bulk goes to primaries only.
     const caf::actor& shard = requests[i].first;
     PsBulkClient* b = failover->serving(shard) == shard ? bulk_for(shard) : nullptr;
     if (b && via_bulk(*b, requests[i].second, row_bytes)) {
       bulk[i] = b;
+      const bool large = known_payload(requests[i].second, row_bytes) >= kPsBulkOwnThreadBytes;
+      (large ? own_thread : in_turn).push_back(i);
     } else {
       by_caf.push_back(requests[i]);
       caf_index.push_back(i);
@@ -187,9 +204,9 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
     return ask_all<Reply, Msg>(sys, timeout, requests, names, failover);
   // A primary lost during a bulk transfer: with a backup (replication 2) the request goes
   // again, unchanged (the same step id, so applied once), to the backup over CAF.
-  auto via_bulk_or_backup = [&](size_t i) -> Reply {
+  auto or_backup = [&](size_t i, auto&& transfer) -> Reply {
     try {
-      return send_bulk(*bulk[i], requests[i].second);
+      return transfer();
     } catch (const Error& e) {
       const caf::actor& shard = requests[i].first;
       if (e.status().code() != Code::unavailable ||
@@ -199,30 +216,46 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
           .at(0);
     }
   };
+  auto whole = [&](size_t i) {
+    return or_backup(i, [&] {
+      return receive(*bulk[i], bulk[i]->send(requests[i].second), static_cast<Reply*>(nullptr));
+    });
+  };
   std::vector<Reply> out(requests.size());
-  // Without a CAF batch to wait for, this thread carries the last bulk request itself.
-  const size_t here = by_caf.empty() ? requests.size() - 1 : requests.size();
-  std::vector<std::future<Reply>> pending(requests.size());
-  for (size_t i = 0; i < requests.size(); ++i)
-    if (bulk[i] && i != here)
-      pending[i] = std::async(std::launch::async, [&, i] { return via_bulk_or_backup(i); });
   std::exception_ptr failure;
+  auto keep_first_failure = [&] {
+    if (!failure) failure = std::current_exception();
+  };
+  if (by_caf.empty() && in_turn.empty() && !own_thread.empty()) {
+    in_turn.push_back(own_thread.back());  // carried here, as one "in turn" request
+    own_thread.pop_back();
+  }
+  std::vector<std::future<Reply>> pending(requests.size());
+  for (size_t i : own_thread)
+    pending[i] = std::async(std::launch::async, [&, i] { return whole(i); });
+  std::vector<PsBulkClient::Sent> sent(requests.size());
+  for (size_t i : in_turn) sent[i] = bulk[i]->send(requests[i].second);
   try {
     if (!by_caf.empty()) {
       auto replies = ask_all<Reply, Msg>(sys, timeout, by_caf, names, failover);
       for (size_t k = 0; k < replies.size(); ++k) out[caf_index[k]] = std::move(replies[k]);
-    } else {
-      out[here] = via_bulk_or_backup(here);
     }
   } catch (...) {
-    failure = std::current_exception();
+    keep_first_failure();
   }
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (!pending[i].valid()) continue;
+  for (size_t i : in_turn) {
+    try {
+      out[i] = or_backup(
+          i, [&] { return receive(*bulk[i], std::move(sent[i]), static_cast<Reply*>(nullptr)); });
+    } catch (...) {
+      keep_first_failure();
+    }
+  }
+  for (size_t i : own_thread) {
     try {
       out[i] = pending[i].get();
     } catch (...) {
-      if (!failure) failure = std::current_exception();
+      keep_first_failure();
     }
   }
   if (failure) std::rethrow_exception(failure);

@@ -27,119 +27,13 @@
 #include "net/socket_io.hpp"
 #include "net/tls_transport.hpp"
 #include "net/wire_client.hpp"
+#include "ps_bulk_test_support.hpp"
 #include "ps_test_support.hpp"
 
 using namespace troupe;
 using namespace troupe::testing;
 
 namespace {
-
-constexpr const char* kServeVariable = "TROUPE_TEST_PS_BULK_SERVE";
-constexpr const char* kSecret = "ps-bulk-secret";
-
-ActorSystemOptions networked() {
-  ActorSystemOptions o;
-  o.scheduler_threads = 2;
-  return o;
-}
-
-// The parent's side of one ps process: its gatekeeper port from its first line.
-struct PsProcess {
-  ChildProcess child{current_executable(),
-                     {"--gtest_filter=PsBulkProcess.ChildServesAShardWithABulkPort"},
-                     {std::string(kServeVariable) + "=1"}};
-  uint16_t port = 0, bulk_port = 0;
-
-  PsProcess() {
-    for (int i = 0; i < 50 && bulk_port == 0; ++i) {
-      auto line = child.read_line(std::chrono::seconds(60));
-      if (!line) break;
-      if (line->rfind("PS_SHARD_PORT ", 0) == 0) port = uint16_t(std::stoi(line->substr(14)));
-      if (line->rfind("PS_BULK_PORT ", 0) == 0) bulk_port = uint16_t(std::stoi(line->substr(13)));
-    }
-  }
-
-  // Waits (bounded) until the child's stderr holds `text`.
-  bool logged(const std::string& text) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (child.err().find(text) == std::string::npos &&
-           std::chrono::steady_clock::now() < deadline)
-      child.pump_for(std::chrono::milliseconds(200));
-    return child.err().find(text) != std::string::npos;
-  }
-};
-
-// A client process's view: its actor system, the shard, a PsClient whose bulk client for the
-// shard is `bulk` (so that a test can read its byte counters).
-struct Client {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  PsShards shards;
-  std::unique_ptr<PsClient> client;
-  std::shared_ptr<PsBulkClient> bulk;
-
-  explicit Client(const PsProcess& ps) {
-    configure_actor_system(cfg, networked());
-    sys = std::make_unique<caf::actor_system>(cfg);
-    WireClientOptions o;
-    o.port = ps.port;
-    o.secret = kSecret;
-    shards.handles.push_back(connect_to_service(*sys, o));
-    shards.tasks.push_back("/job:ps/task:0");
-    shards.addresses.push_back("127.0.0.1:" + std::to_string(ps.port));
-    client = std::make_unique<PsClient>(*sys, std::chrono::seconds(120));
-    client->name_shards(shards.handles, shards.labels());
-    PsBulkClientOptions options;
-    options.host = "127.0.0.1";
-    options.port = ps.bulk_port;
-    options.secret = kSecret;
-    options.label = "ps shard " + shards.labels()[0];
-    options.timeout = std::chrono::seconds(120);
-    bulk = std::make_shared<PsBulkClient>(options);
-    client->use_bulk(shard(), bulk);
-  }
-  const caf::actor& shard() const { return shards.handles[0]; }
-};
-
-// n floats whose values depend on `seed` and the index, all exactly representable.
-Tensor pattern(int64_t n, int seed) {
-  Tensor t(DType::float32, Shape{n});
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < n; ++i) p[i] = float((i * 7 + seed) % 1021);
-  return t;
-}
-
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-         std::memcmp(a.raw_data(), b.raw_data(), a.byte_size()) == 0;
-}
-
-// True once /proc shows every thread of `pid` stopped (state T); a group stop reaches each
-// thread on its own, after kill() has returned. False after a minute.
-bool all_threads_stopped(pid_t pid) {
-  namespace fs = std::filesystem;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (std::chrono::steady_clock::now() < deadline) {
-    bool all = true;
-    std::error_code error;
-    for (auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
-      std::ifstream stat(task.path() / "stat");
-      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-      const auto end_of_name = text.rfind(')');
-      all = all && end_of_name != std::string::npos && end_of_name + 2 < text.size() &&
-            text[end_of_name + 2] == 'T';
-    }
-    if (all && !error) return true;
-    std::this_thread::yield();
-  }
-  return false;
-}
-
-UpdateRule sgd_lr1() {
-  UpdateRule r;
-  r.learning_rate = 1;
-  return r;
-}
 
 // Pull and push of `floats` float32 values: exact contents both ways, and the bytes went over
 // the bulk connection (its counters), not through CAF.
