@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,103 +49,100 @@ ps_write_msg assign(const std::string& name, const Tensor& value) {
   return ps_write_msg{name, uint8_t(ShardWrite::assign), 0, Tensor(), value};
 }
 
+// Two ps processes and a client of both; `stop` ends them and expects clean exits.
+class PsBulkBatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(ps0.bulk_port, 0) << ps0.child.err();
+    ASSERT_NE(ps1.bulk_port, 0) << ps1.child.err();
+    c = std::make_unique<Client>(std::vector<const PsProcess*>{&ps0, &ps1});
+  }
+  // Tables "emb0" (seed 0) on ps:0 and "emb1" (seed `seed1`) on ps:1, `rows` rows each.
+  void create_tables(int64_t rows, int seed1) {
+    c->client->create(c->shard(0), ps_create_msg{{"emb0", "", {}, {}}, table(rows, 0)});
+    c->client->create(c->shard(1), ps_create_msg{{"emb1", "", {}, {}}, table(rows, seed1)});
+  }
+  std::vector<Tensor> gather_both(const Tensor& rows0, const Tensor& rows1) {
+    return c->client->gather_all(
+        {{c->shard(0), ps_gather_msg{"emb0", rows0}}, {c->shard(1), ps_gather_msg{"emb1", rows1}}},
+        kRowBytes);
+  }
+  void stop(PsProcess& ps) {
+    ps.child.close_stdin();
+    EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+  }
+
+  PsProcess ps0, ps1;
+  std::unique_ptr<Client> c;
+};
+
 }  // namespace
 
-TEST(PsBulkBatch, CafInTurnAndOwnThreadRequestsOfOneBatchAcrossTwoPsProcessesAreExact) {
-  PsProcess ps0, ps1;
-  ASSERT_NE(ps0.bulk_port, 0) << ps0.child.err();
-  ASSERT_NE(ps1.bulk_port, 0) << ps1.child.err();
-  Client c({&ps0, &ps1});
+TEST_F(PsBulkBatch, CafInTurnAndOwnThreadRequestsOfOneBatchAcrossTwoPsProcessesAreExact) {
   const int64_t big = int64_t(kPsBulkOwnThreadBytes / sizeof(float)) * 2;  // 2 MiB: own thread
   const int64_t mid = 64 << 10;                                            // 256 KiB: in turn
   const int64_t tiny = 16;                                                 // 64 B: CAF
-  c.client->create(c.shard(0), ps_create_msg{{"big", "", {}, {}}, pattern(big, 1)});
-  c.client->create(c.shard(1), ps_create_msg{{"mid", "", {}, {}}, pattern(mid, 2)});
-  c.client->create(c.shard(1), ps_create_msg{{"tiny", "", {}, {}}, pattern(tiny, 3)});
-  const auto acks = c.client->write_all({{c.shard(0), assign("big", pattern(big, 4))},
-                                         {c.shard(1), assign("mid", pattern(mid, 5))},
-                                         {c.shard(1), assign("tiny", pattern(tiny, 6))}});
+  c->client->create(c->shard(0), ps_create_msg{{"big", "", {}, {}}, pattern(big, 1)});
+  c->client->create(c->shard(1), ps_create_msg{{"mid", "", {}, {}}, pattern(mid, 2)});
+  c->client->create(c->shard(1), ps_create_msg{{"tiny", "", {}, {}}, pattern(tiny, 3)});
+  const auto acks = c->client->write_all({{c->shard(0), assign("big", pattern(big, 4))},
+                                          {c->shard(1), assign("mid", pattern(mid, 5))},
+                                          {c->shard(1), assign("tiny", pattern(tiny, 6))}});
   ASSERT_EQ(acks.size(), 3u);
   for (auto& ack : acks) EXPECT_TRUE(ack.applied);
-  EXPECT_EQ(c.bulks[0]->bytes_sent(), uint64_t(big) * sizeof(float));
-  EXPECT_EQ(c.bulks[1]->bytes_sent(), uint64_t(mid) * sizeof(float));  // tiny went through CAF
-  const auto values = c.client->read_all({{c.shard(1), ps_read_msg{"tiny"}},
-                                          {c.shard(0), ps_read_msg{"big"}},
-                                          {c.shard(1), ps_read_msg{"mid"}}});
+  EXPECT_EQ(c->bulks[0]->bytes_sent(), uint64_t(big) * sizeof(float));
+  EXPECT_EQ(c->bulks[1]->bytes_sent(), uint64_t(mid) * sizeof(float));  // tiny went through CAF
+  const auto values = c->client->read_all({{c->shard(1), ps_read_msg{"tiny"}},
+                                           {c->shard(0), ps_read_msg{"big"}},
+                                           {c->shard(1), ps_read_msg{"mid"}}});
   ASSERT_EQ(values.size(), 3u);
   EXPECT_TRUE(same_bytes(values[0], pattern(tiny, 6)));
   EXPECT_TRUE(same_bytes(values[1], pattern(big, 4)));
   EXPECT_TRUE(same_bytes(values[2], pattern(mid, 5)));
   // Pulls always take the bulk connection, the tiny one included.
-  EXPECT_EQ(c.bulks[0]->bytes_received(), uint64_t(big) * sizeof(float));
-  EXPECT_EQ(c.bulks[1]->bytes_received(), uint64_t(mid + tiny) * sizeof(float));
+  EXPECT_EQ(c->bulks[0]->bytes_received(), uint64_t(big) * sizeof(float));
+  EXPECT_EQ(c->bulks[1]->bytes_received(), uint64_t(mid + tiny) * sizeof(float));
 
   // Gathers of 512 rows (128 KiB) from both, read in turn, with no CAF batch at all.
-  c.client->create(c.shard(0), ps_create_msg{{"emb0", "", {}, {}}, table(4096, 0)});
-  c.client->create(c.shard(1), ps_create_msg{{"emb1", "", {}, {}}, table(4096, 7)});
+  create_tables(4096, 7);
   const Tensor rows0 = ids(512, 4096, 13), rows1 = ids(512, 4096, 29);
   for (int round = 0; round < 3; ++round) {
-    const auto got = c.client->gather_all(
-        {{c.shard(0), ps_gather_msg{"emb0", rows0}}, {c.shard(1), ps_gather_msg{"emb1", rows1}}},
-        kRowBytes);
+    const auto got = gather_both(rows0, rows1);
     ASSERT_EQ(got.size(), 2u);
     expect_gathered(got[0], rows0, 0);
     expect_gathered(got[1], rows1, 7);
   }
-  ps0.child.close_stdin();
-  ps1.child.close_stdin();
-  EXPECT_EQ(ps0.child.wait(std::chrono::seconds(60)), 0) << ps0.child.err();
-  EXPECT_EQ(ps1.child.wait(std::chrono::seconds(60)), 0) << ps1.child.err();
+  stop(ps0);
+  stop(ps1);
 }
 
 // ps:1 refuses its gather (a row past its table) while ps:0 answers: the batch throws ps:1's
 // own error, and the next batch on the same pooled connections gets the right rows from both.
-TEST(PsBulkBatch, AShardErrorInABatchThrowsItAndKeepsEveryConnectionInStep) {
-  PsProcess ps0, ps1;
-  ASSERT_NE(ps0.bulk_port, 0) << ps0.child.err();
-  ASSERT_NE(ps1.bulk_port, 0) << ps1.child.err();
-  Client c({&ps0, &ps1});
-  c.client->create(c.shard(0), ps_create_msg{{"emb0", "", {}, {}}, table(1024, 0)});
-  c.client->create(c.shard(1), ps_create_msg{{"emb1", "", {}, {}}, table(1024, 5)});
+TEST_F(PsBulkBatch, AShardErrorInABatchThrowsItAndKeepsEveryConnectionInStep) {
+  create_tables(1024, 5);
   const Tensor good = ids(512, 1024, 3);
   std::vector<int64_t> past(512, 1);
   past[100] = 1024;
   try {
-    c.client->gather_all(
-        {{c.shard(0), ps_gather_msg{"emb0", good}},
-         {c.shard(1), ps_gather_msg{"emb1", Tensor::from_vector<int64_t>(Shape{512}, past)}}},
-        kRowBytes);
+    gather_both(good, Tensor::from_vector<int64_t>(Shape{512}, past));
     FAIL() << "a gather of a row past the table succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Code::out_of_range) << e.what();
     EXPECT_NE(std::string(e.what()).find("1024"), std::string::npos) << e.what();
   }
-  const auto got = c.client->gather_all(
-      {{c.shard(0), ps_gather_msg{"emb0", good}}, {c.shard(1), ps_gather_msg{"emb1", good}}},
-      kRowBytes);
+  const auto got = gather_both(good, good);
   expect_gathered(got[0], good, 0);
   expect_gathered(got[1], good, 5);
-  ps0.child.close_stdin();
-  ps1.child.close_stdin();
-  EXPECT_EQ(ps0.child.wait(std::chrono::seconds(60)), 0) << ps0.child.err();
-  EXPECT_EQ(ps1.child.wait(std::chrono::seconds(60)), 0) << ps1.child.err();
+  stop(ps0);
+  stop(ps1);
 }
 
 // ps:1 is stopped, so both gathers are sent and ps:0's reply is read while ps:1's never comes;
 // the kill closes ps:1's connection under the read, and the error names ps:1, not ps:0.
-TEST(PsBulkBatch, APsProcessKilledWhileItsReplyIsReadInTurnIsNamedAtTheClient) {
-  PsProcess ps0, ps1;
-  ASSERT_NE(ps0.bulk_port, 0) << ps0.child.err();
-  ASSERT_NE(ps1.bulk_port, 0) << ps1.child.err();
-  Client c({&ps0, &ps1});
-  c.client->create(c.shard(0), ps_create_msg{{"emb0", "", {}, {}}, table(1024, 0)});
-  c.client->create(c.shard(1), ps_create_msg{{"emb1", "", {}, {}}, table(1024, 5)});
+TEST_F(PsBulkBatch, APsProcessKilledWhileItsReplyIsReadInTurnIsNamedAtTheClient) {
+  create_tables(1024, 5);
   const Tensor rows = ids(512, 1024, 3);
-  auto batch = [&] {
-    return c.client->gather_all(
-        {{c.shard(0), ps_gather_msg{"emb0", rows}}, {c.shard(1), ps_gather_msg{"emb1", rows}}},
-        kRowBytes);
-  };
+  auto batch = [&] { return gather_both(rows, rows); };
   batch();  // both bulk connections open and idle in their pools
   ps1.child.signal(SIGSTOP);
   ASSERT_TRUE(all_threads_stopped(ps1.child.pid()));
@@ -166,6 +164,5 @@ TEST(PsBulkBatch, APsProcessKilledWhileItsReplyIsReadInTurnIsNamedAtTheClient) {
   EXPECT_NE(failure.find("serving variable 'emb1' went away during a bulk gather"),
             std::string::npos)
       << failure;
-  ps0.child.close_stdin();
-  EXPECT_EQ(ps0.child.wait(std::chrono::seconds(60)), 0) << ps0.child.err();
+  stop(ps0);
 }
