@@ -3,12 +3,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 
@@ -39,14 +39,15 @@ std::string peer_of(int fd) {
   return std::string(text) + ":" + std::to_string(ntohs(addr.sin_port));
 }
 
-// Blocks until a request starts (an idle connection is fine) or the socket closes.
-bool wait_for_request(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  for (;;) {
-    int n = ::poll(&p, 1, -1);
-    if (n > 0) return (p.revents & POLLIN) != 0;
-    if (n < 0 && errno != EINTR) return false;
-  }
+// Reads the next request's first `size` bytes, however long the connection stays idle before it
+// (the socket's timeout only bounds a request once it has started); 0 when the client closed the
+// connection (or it was shut down) between requests, else the bytes read, all of them unless the
+// connection broke midway.
+ssize_t read_request_lead(int fd, char* lead, size_t size) {
+  ssize_t got;
+  do got = ::recv(fd, lead, size, MSG_WAITALL);
+  while (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK));
+  return std::max<ssize_t>(got, 0);
 }
 
 bool write_error(int fd, const Status& s) {
@@ -54,8 +55,11 @@ bool write_error(int fd, const Status& s) {
   int32_t code = int32_t(s.code());
   std::string text = s.message().substr(0, net::kMaxPsBulkErrorBytes);
   uint32_t length = uint32_t(text.size());
-  return net::write_all(fd, &status, 1) && net::write_all(fd, &code, 4) &&
-         net::write_all(fd, &length, 4) && net::write_all(fd, text.data(), length);
+  char head[9];  // status, code, length: one write with the text
+  std::memcpy(head, &status, 1);
+  std::memcpy(head + 1, &code, 4);
+  std::memcpy(head + 5, &length, 4);
+  return net::write_all(fd, head, sizeof head, text.data(), length);
 }
 
 // The shard's answer to `msg`, asked from this connection's own scoped actor.
@@ -156,14 +160,17 @@ void PsBulkServer::serve_connection(Connection& c) {
   caf::scoped_actor self{sys_};
   net::ReceiveBuffers buffers;  // pushed values' buffers, reused once the shard let go of them
   std::string problem;
-  while (problem.empty() && wait_for_request(fd)) {
-    uint8_t op = 0;
-    uint32_t header_bytes = 0;
-    if (!net::read_all(fd, &op, 1)) break;  // the client closed the connection
-    if (!net::read_all(fd, &header_bytes, 4)) {
+  while (problem.empty()) {
+    char lead[5];  // op, header length: one read
+    const ssize_t got = read_request_lead(fd, lead, sizeof lead);
+    if (got == 0) break;  // the client closed the connection
+    if (!net::read_all(fd, lead + got, sizeof lead - size_t(got))) {
       problem = "connection lost before the request header";
       break;
     }
+    const uint8_t op = uint8_t(lead[0]);
+    uint32_t header_bytes = 0;
+    std::memcpy(&header_bytes, lead + 1, 4);
     if (header_bytes > net::kMaxPsBulkHeaderBytes) {
       problem = "request header of " + std::to_string(header_bytes) + " bytes (at most " +
                 std::to_string(net::kMaxPsBulkHeaderBytes) + ")";
@@ -185,10 +192,10 @@ void PsBulkServer::serve_connection(Connection& c) {
       ps_value_msg value;
       Status s = ask_shard(self, shard_, options_.timeout, std::move(msg), value);
       if (!s.ok()) return write_error(fd, s);
-      uint8_t ok = net::kPsBulkOk;
-      return net::write_all(fd, &ok, 1) &&
-             (problem = net::write_tensor_chunked(fd, value.value, net::kMaxBulkChunkBytes))
-                 .empty();
+      const char ok = char(net::kPsBulkOk);  // leaves with the value's first bytes
+      return (problem = net::write_tensor_chunked(fd, value.value, net::kMaxBulkChunkBytes, nullptr,
+                                                  std::string_view(&ok, 1)))
+          .empty();
     };
     if (op == uint8_t(net::PsBulkOp::read)) {
       ps_read_msg msg;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -37,10 +38,13 @@ class ReceiveBuffers {
 };
 
 /// Writes `t` (a defined host tensor) in chunks of `chunk_bytes` (1 .. kMaxBulkChunkBytes).
-/// `progress`, when given, grows by the payload bytes written so far (every MiB). Returns an
+/// `progress`, when given, grows by the payload bytes written so far (every MiB). `prefix` (a
+/// request or status byte the tensor follows) leaves with the descriptor and the first payload
+/// bytes in one system call, as does each chunk header with its first bytes. Returns an
 /// empty string on success, otherwise what went wrong ("connection lost after N of M bytes").
 std::string write_tensor_chunked(int fd, const Tensor& t, uint64_t chunk_bytes,
-                                 std::atomic<uint64_t>* progress = nullptr);
+                                 std::atomic<uint64_t>* progress = nullptr,
+                                 std::string_view prefix = {});
 
 /// Reads one chunked tensor into `out`, into a buffer of `buffers` when given (else a fresh
 /// one). Returns an empty string on success, otherwise the problem: a malformed

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +22,33 @@ bool write_all(int fd, const void* data, size_t size) {
     if (n <= 0) return false;
     p += n;
     size -= size_t(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, const void* a, size_t a_size, const void* b, size_t b_size) {
+  iovec parts[2] = {{const_cast<void*>(a), a_size}, {const_cast<void*>(b), b_size}};
+  iovec* next = parts;
+  size_t left = 2, bytes = a_size + b_size;
+  while (bytes > 0) {
+    msghdr message{};
+    message.msg_iov = next;
+    message.msg_iovlen = left;
+    ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes -= size_t(n);
+    // Skip what went out: whole parts, then the front of the next one.
+    size_t sent = size_t(n);
+    while (left > 0 && sent >= next->iov_len) {
+      sent -= next->iov_len;
+      ++next;
+      --left;
+    }
+    if (left > 0) {
+      next->iov_base = static_cast<char*>(next->iov_base) + sent;
+      next->iov_len -= sent;
+    }
   }
   return true;
 }

@@ -9,6 +9,10 @@ namespace troupe::net {
 
 /// Writes all `size` bytes; false when the peer is gone.
 bool write_all(int fd, const void* data, size_t size);
+/// Writes `a` then `b` with one system call where the socket takes both (sendmsg): a small
+/// header and its payload leave as one segment instead of one each (TCP_NODELAY sends every
+/// write at once, and each costs a pass through the TCP stack and a wake-up of the reader).
+bool write_all(int fd, const void* a, size_t a_size, const void* b, size_t b_size);
 /// Reads exactly `size` bytes; false on EOF or error.
 bool read_all(int fd, void* data, size_t size);
 /// A listening socket on 127.0.0.1 with an ephemeral port; throws unavailable naming errno.

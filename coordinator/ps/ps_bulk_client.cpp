@@ -96,15 +96,15 @@ void PsBulkClient::release(std::unique_ptr<Connection> c) {
 
 namespace {
 
-// Sends op + header; false when the connection is gone.
-bool send_request(int fd, uint8_t op, const std::vector<char>& header) {
-  // One write for op, length and header: small segments each cost a round of the TCP stack.
+// op, header length, header: sent as one write, alone or ahead of a pushed tensor (small
+// segments each cost a round of the TCP stack and a wake-up of the ps task's reader).
+std::vector<char> request_bytes(uint8_t op, const std::vector<char>& header) {
   const uint32_t length = uint32_t(header.size());
   std::vector<char> request(5 + header.size());
   request[0] = char(op);
   std::memcpy(request.data() + 1, &length, 4);
   std::memcpy(request.data() + 5, header.data(), header.size());
-  return net::write_all(fd, request.data(), request.size());
+  return request;
 }
 
 // Reads the status byte: the shard's error for an error reply, ok otherwise. A broken
@@ -164,11 +164,14 @@ PsBulkClient::Sent PsBulkClient::start(uint8_t op, const std::string& name,
   try {
     sent.connection_ = acquire();
     const int fd = sent.connection_->fd;
-    if (!send_request(fd, op, header))
-      throw unavailable(lost(sent) + ": connection lost while sending the request");
-    if (stream) {
+    const std::vector<char> request = request_bytes(op, header);
+    if (!stream) {
+      if (!net::write_all(fd, request.data(), request.size()))
+        throw unavailable(lost(sent) + ": connection lost while sending the request");
+    } else {
       const std::string problem =
-          net::write_tensor_chunked(fd, *stream, options_.chunk_bytes, &sent_);
+          net::write_tensor_chunked(fd, *stream, options_.chunk_bytes, &sent_,
+                                    std::string_view(request.data(), request.size()));
       if (!problem.empty()) throw unavailable(lost(sent) + ": " + problem);
     }
   } catch (...) {

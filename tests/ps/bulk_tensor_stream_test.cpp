@@ -1,6 +1,7 @@
 // The chunked tensor stream of the ps bulk connection (net/bulk_tensor_stream.hpp) over a
-// socketpair: round trips of several chunks, and every malformed descriptor or chunk refused with
-// its field and value named, before anything is allocated.
+// socketpair: round trips of several chunks (a request prefix ahead of them, partial sends of the
+// two-part writes), and every malformed descriptor or chunk refused with its field and value
+// named, before anything is allocated.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
@@ -133,4 +134,71 @@ TEST(BulkTensorStream, AWriterWhosePeerIsGoneSaysHowFarItGot) {
   Tensor t(DType::float32, Shape{16});
   EXPECT_EQ(net::write_tensor_chunked(s.a, t, 8),
             "connection lost while sending the descriptor after 0 of 64 payload bytes");
+}
+
+namespace {
+
+// Bytes whose values depend on their position, so that a slip of one byte shows.
+std::vector<char> numbered(size_t n, int seed) {
+  std::vector<char> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = char((i * 131 + size_t(seed)) % 251);
+  return out;
+}
+
+// A small send buffer: sendmsg takes part of a write, so the remainder logic runs.
+void shrink_send_buffer(int fd) {
+  int bytes = 4096;
+  ASSERT_EQ(::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes), 0);
+}
+
+}  // namespace
+
+TEST(BulkTensorStream, TheTwoPartWriteSurvivesPartialSendsAndEmptyParts) {
+  SocketPair s;
+  shrink_send_buffer(s.a);
+  const auto head = numbered(37, 1), body = numbered(300000, 2);
+  std::vector<char> expected = head;
+  expected.insert(expected.end(), body.begin(), body.end());
+  expected.insert(expected.end(), body.begin(), body.end());
+  expected.insert(expected.end(), head.begin(), head.end());
+  bool written = false;
+  std::thread writer([&] {
+    written = net::write_all(s.a, head.data(), head.size(), body.data(), body.size()) &&
+              net::write_all(s.a, nullptr, 0, body.data(), body.size()) &&
+              net::write_all(s.a, head.data(), head.size(), nullptr, 0);
+  });
+  std::vector<char> got(expected.size());
+  EXPECT_TRUE(net::read_all(s.b, got.data(), got.size()));
+  writer.join();
+  EXPECT_TRUE(written);
+  EXPECT_EQ(got, expected);
+}
+
+// The prefix (a request the tensor follows) arrives first, then the tensor exactly, whether the
+// payload is several chunks written in partial sends or nothing at all.
+TEST(BulkTensorStream, APrefixLeavesAheadOfTheDescriptorAndTheTensorArrivesExactly) {
+  SocketPair s;
+  shrink_send_buffer(s.a);
+  Tensor sent(DType::float32, Shape{3, 100000});
+  for (int64_t i = 0; i < sent.num_elements(); ++i) sent.data<float>()[i] = float(i % 9973);
+  const Tensor empty(DType::float32, Shape{0, 4});
+  const std::string prefix = "request header";
+  std::string write_problem;
+  std::thread writer([&] {
+    write_problem += net::write_tensor_chunked(s.a, sent, 700001, nullptr, prefix);
+    write_problem += net::write_tensor_chunked(s.a, empty, 8, nullptr, prefix);
+  });
+  for (const Tensor* expected : std::vector<const Tensor*>{&sent, &empty}) {
+    std::string got_prefix(prefix.size(), '\0');
+    ASSERT_TRUE(net::read_all(s.b, got_prefix.data(), got_prefix.size()));
+    EXPECT_EQ(got_prefix, prefix);
+    Tensor got;
+    EXPECT_EQ(net::read_tensor_chunked(s.b, got, nullptr), "");
+    EXPECT_EQ(got.shape(), expected->shape());
+    if (expected->byte_size() > 0) {
+      EXPECT_EQ(std::memcmp(got.raw_data(), expected->raw_data(), expected->byte_size()), 0);
+    }
+  }
+  writer.join();
+  EXPECT_EQ(write_problem, "");
 }
