@@ -1,7 +1,11 @@
 // The ps bulk connection where it must not be used, and its settings' errors: a client in the
 // shard's own actor system gets the shard's tensor handle through CAF (no copy, no bytes on the
-// bulk connection) even with a bulk client registered; bad options are refused by name.
+// bulk connection) even with a bulk client registered; bad options are refused by name; an idle
+// connection outlives the server's timeout.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 
 #include "actors/ps_bulk_server.hpp"
 #include "coordinator/ps/ps_bulk_client.hpp"
@@ -92,4 +96,34 @@ TEST(PsBulkLocal, AServerThatCannotListenSaysWhere) {
     EXPECT_EQ(e.code(), Code::invalid_argument);
     EXPECT_EQ(std::string(e.what()), "'not-an-address' is not a numeric IPv4 address to listen on");
   }
+}
+
+// The server's timeout bounds a request once it has started, not the wait for the next one: a
+// pooled connection left idle for three timeouts still serves a pull (were it dropped, the
+// client's pooled connection would be dead and the pull would fail as unavailable).
+TEST(PsBulkLocal, AnIdleConnectionOutlivesTheServersTimeoutAndServesTheNextRequest) {
+  caf::actor_system_config cfg;
+  configure_actor_system(cfg, ActorSystemOptions::in_process(2));
+  caf::actor_system sys{cfg};
+  PsBulkServerOptions server_options;
+  server_options.secret = "idle-secret";
+  server_options.timeout = std::chrono::milliseconds(200);
+  PsBulkServer server(sys, server_options);
+  PsShardOptions shard_options{"ps:0", cpu_kernels()};
+  shard_options.bulk_port = server.port();
+  caf::actor shard = spawn_ps_shard(sys, shard_options);
+  server.serve(shard);
+  const Tensor value = Tensor::from_vector<float>(Shape{3}, {1.5f, -2.f, 4.f});
+  ask<ps_ack_msg>(sys, shard, ps_create_msg{{"v", "", {}, {}}, value});
+
+  PsBulkClientOptions options;
+  options.host = "127.0.0.1";
+  options.port = server.port();
+  options.secret = "idle-secret";
+  PsBulkClient bulk(options);
+  EXPECT_EQ(bulk.read(ps_read_msg{"v"}).value.to_vector<float>(), value.to_vector<float>());
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(bulk.read(ps_read_msg{"v"}).value.to_vector<float>(), value.to_vector<float>());
+  EXPECT_EQ(bulk.bytes_received(), 2 * value.byte_size());
+  caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
 }
