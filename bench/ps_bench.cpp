@@ -24,6 +24,8 @@
 #include "coordinator/ps/sharded_variable.hpp"
 #include "core/ps/shard_write.hpp"
 #include "core/status.hpp"
+#include "kernels/ops.hpp"
+#include "kernels/registry.hpp"
 #include "messages/system_config.hpp"
 #include "net/child_process.hpp"
 #include "net/cluster_credentials.hpp"
@@ -209,6 +211,38 @@ SparseResult measure_sparse(std::shared_ptr<const PsClient> client,
   return r;
 }
 
+// What one ps shard's kernels cost per request of a sparse step: a gather of `ids` random rows of
+// a rows x dim float32 table (one shard of the embedding) and the SGD apply to them, in this
+// process, best of `reps` (each with fresh ids): the part of a step that is not transport.
+struct ShardKernelResult {
+  double gather_us = 0, apply_us = 0;
+};
+
+ShardKernelResult measure_shard_kernels(int64_t rows, int64_t dim, int64_t ids, int reps) {
+  const KernelRegistry registry = make_cpu_registry();
+  Ops ops(registry);
+  Tensor table = Tensor::zeros(DType::float32, Shape{rows, dim});
+  Tensor out(DType::float32, Shape{ids, dim});
+  Tensor grad = Tensor::zeros(DType::float32, Shape{ids, dim});
+  std::mt19937_64 random(7);
+  std::uniform_int_distribution<int64_t> pick(0, rows - 1);
+  std::vector<int64_t> picked(static_cast<size_t>(ids));
+  ShardKernelResult r{1e30, 1e30};
+  for (int k = 0; k < reps; ++k) {
+    for (auto& id : picked) id = pick(random);
+    const Tensor indices = Tensor::from_vector<int64_t>(Shape{ids}, picked);
+    auto start = Clock::now();
+    ops.gather_rows(table, indices, out);
+    r.gather_us = std::min(r.gather_us, seconds_since(start) * 1e6);
+    for (auto& id : picked) id = pick(random);
+    const Tensor other = Tensor::from_vector<int64_t>(Shape{ids}, picked);
+    start = Clock::now();
+    ops.sparse_apply_sgd(table, other, grad, SgdOptions{0.5});
+    r.apply_us = std::min(r.apply_us, seconds_since(start) * 1e6);
+  }
+  return r;
+}
+
 }  // namespace
 
 int run_ps_bench(const std::vector<std::string>& args) {
@@ -273,6 +307,8 @@ int run_ps_bench(const std::vector<std::string>& args) {
   // Measured again once CAF's threads are gone (fork is safe again); the better of the two is the
   // limit, so a noisy neighbour during one TCP run does not flatter the ratios.
   const double tcp_gbps = std::max(tcp_before, measure_tcp_loopback_gbps(kDenseBytes, reps));
+  // Each ps task holds half the rows and gets about half of a step's ids.
+  const ShardKernelResult kernels = measure_shard_kernels(kRows / kPs, kDim, kBatch / kPs, 200);
 
   std::string sweep_json;
   for (auto& p : sweep)
@@ -290,12 +326,14 @@ int run_ps_bench(const std::vector<std::string>& args) {
         "\"push_by_size\":[%s],"
         "\"sparse\":{\"rows\":%lld,\"dim\":%lld,\"ps\":%d,\"workers\":%d,\"ids_per_step\":%d,"
         "\"steps_per_worker\":%d,\"rows_per_s\":%.0f,\"ms_per_step\":%.3f,"
-        "\"loss_mean\":%.6f}}\n",
+        "\"loss_mean\":%.6f},"
+        "\"shard_kernels\":{\"rows\":%lld,\"ids\":%d,\"gather_us\":%.2f,\"sgd_apply_us\":%.2f}}\n",
         transport, tcp_gbps, kDenseBytes, dense.pull_gbps, dense.push_gbps,
         dense.pull_gbps / tcp_gbps, dense.push_gbps / tcp_gbps, middleman.pull_gbps,
         middleman.push_gbps, middleman.pull_gbps / tcp_gbps, middleman.push_gbps / tcp_gbps,
         sweep_json.c_str(), static_cast<long long>(kRows), static_cast<long long>(kDim), kPs,
-        kWorkers, kBatch, steps, sparse.rows_per_s, sparse.ms_per_step, sparse.loss_mean);
+        kWorkers, kBatch, steps, sparse.rows_per_s, sparse.ms_per_step, sparse.loss_mean,
+        static_cast<long long>(kRows / kPs), kBatch / kPs, kernels.gather_us, kernels.apply_us);
   } else {
     std::printf("ps tasks: %d `troupe server --job ps` processes (%s)\n", kPs, transport);
     std::printf("raw TCP loopback, 16 MiB msgs     %8.3f GB/s\n", tcp_gbps);
@@ -312,6 +350,10 @@ int run_ps_bench(const std::vector<std::string>& args) {
                   p.bulk_gbps);
     std::printf("sparse 1M x 64, 2 ps, 2 workers   %8.0f rows/s (%.2f ms/step, mean loss %.4f)\n",
                 sparse.rows_per_s, sparse.ms_per_step, sparse.loss_mean);
+    std::printf(
+        "  of which a shard's kernels, %d of %lld rows: gather %.1f us, SGD apply %.1f us"
+        " (in process)\n",
+        kBatch / kPs, static_cast<long long>(kRows / kPs), kernels.gather_us, kernels.apply_us);
   }
   return 0;
 }

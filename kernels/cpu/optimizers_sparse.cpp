@@ -10,10 +10,16 @@
 namespace troupe::cpu {
 namespace {
 
-// Calls update(row offset in the table, row offset in grad) for every index, checking bounds.
-template <class F>
+// Calls update(row offset in the table, row offset in grad) for every index, checking bounds;
+// the variable's and the slots' rows kPrefetchRows ahead are asked for meanwhile.
+template <class T, class F>
 void for_each_row(const OptimizerArgs& x, const char* op, F update) {
+  const size_t row_bytes = size_t(x.row_elements) * sizeof(T);
   for (int64_t i = 0; i < x.num_indices; ++i) {
+    for (const void* table : {static_cast<const void*>(x.var), static_cast<const void*>(x.slot1),
+                              static_cast<const void*>(x.slot2)})
+      prefetch_row(table, x.table_rows, row_bytes, x.indices, x.index_dtype, i + kPrefetchRows,
+                   x.num_indices, true);
     const int64_t row = read_index(x.indices, x.index_dtype, i);
     if (row < 0 || row >= x.table_rows)
       throw out_of_range(std::string(op) + ": index " + std::to_string(row) + " at position " +
@@ -34,14 +40,14 @@ const T* typed(const void* p) {
 
 template <class T>
 void sparse_apply_sgd(const OptimizerArgs& x) {
-  for_each_row(x, "sparse_apply_sgd", [&](int64_t at, int64_t g) {
+  for_each_row<T>(x, "sparse_apply_sgd", [&](int64_t at, int64_t g) {
     sgd_span(typed<T>(x.var) + at, typed<T>(x.grad) + g, x.row_elements, x.hyper);
   });
 }
 
 template <class T>
 void sparse_apply_momentum(const OptimizerArgs& x) {
-  for_each_row(x, "sparse_apply_momentum", [&](int64_t at, int64_t g) {
+  for_each_row<T>(x, "sparse_apply_momentum", [&](int64_t at, int64_t g) {
     momentum_span(typed<T>(x.var) + at, typed<T>(x.slot1) + at, typed<T>(x.grad) + g,
                   x.row_elements, x.hyper);
   });
@@ -49,7 +55,7 @@ void sparse_apply_momentum(const OptimizerArgs& x) {
 
 template <class T>
 void sparse_apply_adam(const OptimizerArgs& x) {
-  for_each_row(x, "sparse_apply_adam", [&](int64_t at, int64_t g) {
+  for_each_row<T>(x, "sparse_apply_adam", [&](int64_t at, int64_t g) {
     adam_span(typed<T>(x.var) + at, typed<T>(x.slot1) + at, typed<T>(x.slot2) + at,
               typed<T>(x.grad) + g, x.row_elements, x.hyper);
   });
@@ -57,7 +63,7 @@ void sparse_apply_adam(const OptimizerArgs& x) {
 
 template <class T>
 void sparse_apply_adagrad(const OptimizerArgs& x) {
-  for_each_row(x, "sparse_apply_adagrad", [&](int64_t at, int64_t g) {
+  for_each_row<T>(x, "sparse_apply_adagrad", [&](int64_t at, int64_t g) {
     adagrad_span(typed<T>(x.var) + at, typed<T>(x.slot1) + at, typed<T>(x.grad) + g, x.row_elements,
                  x.hyper);
   });

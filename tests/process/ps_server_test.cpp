@@ -428,7 +428,7 @@ TEST_F(PsLaunch, AKilledPsTaskIsNamedAndTheLaunchFails) {
 namespace troupe::testing {
 namespace {
 
-TEST(PsBench, ReportsDenseAndSparseThroughputNextToTcpAndStopsItsPsTasks) {
+TEST(PsBench, ReportsDenseAndSparseThroughputNextToTcpAndAShardsKernelsAndStopsItsPsTasks) {
   TroupeProcess bench({"bench", "ps", "--json", "--reps", "1", "--steps", "2"});
   auto code = bench.wait(std::chrono::seconds(280));
   ASSERT_EQ(code, 0) << bench.out() << bench.err();
@@ -436,9 +436,11 @@ TEST(PsBench, ReportsDenseAndSparseThroughputNextToTcpAndStopsItsPsTasks) {
        {"\"tcp_gbps\":", "\"pull_gbps\":", "\"push_gbps\":", "\"pull_ratio_to_tcp\":",
         "\"rows\":1000000,\"dim\":64,\"ps\":2,"
         "\"workers\":2,\"ids_per_step\":1024",
-        "\"rows_per_s\":"})
+        "\"rows_per_s\":", "\"shard_kernels\":{\"rows\":500000,\"ids\":512,\"gather_us\":",
+        "\"sgd_apply_us\":"})
     EXPECT_TRUE(contains(bench.out(), key)) << key << " missing in " << bench.out();
   EXPECT_FALSE(contains(bench.out(), "nan")) << bench.out();
+  EXPECT_FALSE(contains(bench.out(), "\"gather_us\":0.00")) << bench.out();
 }
 
 TEST(PsBench, NonPositiveCountsAreRefused) {
