@@ -5,7 +5,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,30 +86,9 @@ Io read_exact(int fd, void* data, size_t size, bool idle_ok) {
 
 /// Writes the header and the payload in as few system calls as the kernel allows.
 Io write_frame(int fd, const FrameHeader& header, const void* payload, size_t bytes) {
-  iovec parts[2] = {{const_cast<FrameHeader*>(&header), sizeof header},
-                    {const_cast<void*>(payload), bytes}};
-  iovec* iov = parts;
-  int count = bytes ? 2 : 1;
-  while (count > 0) {
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = size_t(count);
-    ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Io::stalled;
-    if (n <= 0) return Io::closed;
-    size_t done = size_t(n);
-    while (count > 0 && done >= iov->iov_len) {
-      done -= iov->iov_len;
-      ++iov;
-      --count;
-    }
-    if (count > 0) {
-      iov->iov_base = static_cast<char*>(iov->iov_base) + done;
-      iov->iov_len -= done;
-    }
-  }
-  return Io::ok;
+  errno = 0;
+  if (net::write_all(fd, &header, sizeof header, payload, bytes)) return Io::ok;
+  return errno == EAGAIN || errno == EWOULDBLOCK ? Io::stalled : Io::closed;
 }
 
 Io from_ring(RingIo r) {
