@@ -15,9 +15,6 @@
 namespace troupe {
 namespace {
 
-// Idle connections kept per ps task; more concurrent callers dial more and close the surplus.
-constexpr size_t kMaxIdle = 8;
-
 bool dense_host(const Tensor& t, uint64_t min_bytes) {
   return t.defined() && t.memory() == MemoryKind::host && t.byte_size() >= min_bytes;
 }
@@ -91,7 +88,7 @@ std::unique_ptr<PsBulkClient::Connection> PsBulkClient::acquire() {
 
 void PsBulkClient::release(std::unique_ptr<Connection> c) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(c));
+  if (idle_.size() < kPsBulkConnectionsKept) idle_.push_back(std::move(c));
 }
 
 namespace {

@@ -24,6 +24,12 @@ namespace troupe {
 /// (docs/parameter_servers.md); smaller ones were not measured.
 constexpr uint64_t kPsBulkMinBytes = uint64_t(64) << 10;
 
+/// Connections to one ps task kept open between requests (more are closed after use). A batch
+/// has at most this many requests of one ps task in flight at once (PsClient): more would run
+/// into the ps task's limit of 64 connections, and be dialled and authenticated again at every
+/// step.
+constexpr size_t kPsBulkConnectionsKept = 8;
+
 /// A batch's bulk requests of at least this known payload each get a thread of their own, so
 /// that their copies run on several cores; smaller ones (and pulls, whose size is not known
 /// before the reply) are sent one after another by the caller, which then reads their replies

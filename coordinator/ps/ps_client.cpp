@@ -4,6 +4,7 @@
 #include <exception>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -171,14 +172,15 @@ ps_ack_msg receive(PsBulkClient& b, PsBulkClient::Sent s, ps_ack_msg*) {
   return b.receive_ack(std::move(s));
 }
 
-// ask_all, except that the requests a bulk connection carries go there. Those of known payload
-// below kPsBulkOwnThreadBytes (pulls among them) are all written out from this thread first, the
-// CAF batch runs, and then their replies are read in turn: the ps tasks work on them in the
-// meantime, and no thread is started — a thread's start and join cost about as much as the
-// transfer itself there (~37 us on the 2-vCPU VMs, as does handing work to a parked thread).
-// Larger ones each get a thread, so that their copies run on several cores at once (with
-// nothing else to do, this thread carries one of them). Replies in request order, the first
-// failure thrown.
+// ask_all, except that the requests a bulk connection carries go there, in waves of at most
+// kPsBulkConnectionsKept per ps task. In a wave, those of known payload below
+// kPsBulkOwnThreadBytes (pulls among them) are all written out from this thread first, the CAF
+// batch runs (with the first wave), and then their replies are read in turn: the ps tasks work
+// on them in the meantime, and no thread is started — a thread's start and join cost about as
+// much as the transfer itself there (~37 us on the 2-vCPU VMs, as does handing work to a parked
+// thread). Larger ones each get a thread, so that their copies run on several cores at once
+// (with nothing else to do, this thread carries one of them). Replies in request order; the
+// first failure is thrown once its wave is done, and later waves are not sent.
 template <class Reply, class Msg, class BulkFor>
 std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds timeout,
                               const std::vector<std::pair<caf::actor, Msg>>& requests,
@@ -186,15 +188,18 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
                               BulkFor bulk_for, uint64_t row_bytes = 0) {
   std::vector<PsBulkClient*> bulk(requests.size(), nullptr);
   std::vector<std::pair<caf::actor, Msg>> by_caf;
-  std::vector<size_t> caf_index, in_turn, own_thread;
+  std::vector<size_t> caf_index;
+  std::vector<std::vector<size_t>> waves;
+  std::map<PsBulkClient*, size_t> per_task;
   for (size_t i = 0; i < requests.size(); ++i) {
     // A shard that failed over is served by its backup, over CAF: bulk goes to primaries only.
     const caf::actor& shard = requests[i].first;
     PsBulkClient* b = failover->serving(shard) == shard ? bulk_for(shard) : nullptr;
     if (b && via_bulk(*b, requests[i].second, row_bytes)) {
       bulk[i] = b;
-      const bool large = known_payload(requests[i].second, row_bytes) >= kPsBulkOwnThreadBytes;
-      (large ? own_thread : in_turn).push_back(i);
+      const size_t wave = per_task[b]++ / kPsBulkConnectionsKept;
+      if (waves.size() <= wave) waves.resize(wave + 1);
+      waves[wave].push_back(i);
     } else {
       by_caf.push_back(requests[i]);
       caf_index.push_back(i);
@@ -226,36 +231,44 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
   auto keep_first_failure = [&] {
     if (!failure) failure = std::current_exception();
   };
-  if (by_caf.empty() && in_turn.empty() && !own_thread.empty()) {
-    in_turn.push_back(own_thread.back());  // carried here, as one "in turn" request
-    own_thread.pop_back();
-  }
-  std::vector<std::future<Reply>> pending(requests.size());
-  for (size_t i : own_thread)
-    pending[i] = std::async(std::launch::async, [&, i] { return whole(i); });
-  std::vector<PsBulkClient::Sent> sent(requests.size());
-  for (size_t i : in_turn) sent[i] = bulk[i]->send(requests[i].second);
-  try {
-    if (!by_caf.empty()) {
-      auto replies = ask_all<Reply, Msg>(sys, timeout, by_caf, names, failover);
-      for (size_t k = 0; k < replies.size(); ++k) out[caf_index[k]] = std::move(replies[k]);
+  for (size_t w = 0; w < waves.size() && !failure; ++w) {
+    const bool with_caf = w == 0 && !by_caf.empty();
+    std::vector<size_t> in_turn, own_thread;
+    for (size_t i : waves[w]) {
+      const bool large = known_payload(requests[i].second, row_bytes) >= kPsBulkOwnThreadBytes;
+      (large ? own_thread : in_turn).push_back(i);
     }
-  } catch (...) {
-    keep_first_failure();
-  }
-  for (size_t i : in_turn) {
+    if (!with_caf && in_turn.empty() && !own_thread.empty()) {
+      in_turn.push_back(own_thread.back());  // carried here, as one "in turn" request
+      own_thread.pop_back();
+    }
+    std::vector<std::future<Reply>> pending(requests.size());
+    for (size_t i : own_thread)
+      pending[i] = std::async(std::launch::async, [&, i] { return whole(i); });
+    std::vector<PsBulkClient::Sent> sent(requests.size());
+    for (size_t i : in_turn) sent[i] = bulk[i]->send(requests[i].second);
     try {
-      out[i] = or_backup(
-          i, [&] { return receive(*bulk[i], std::move(sent[i]), static_cast<Reply*>(nullptr)); });
+      if (with_caf) {
+        auto replies = ask_all<Reply, Msg>(sys, timeout, by_caf, names, failover);
+        for (size_t k = 0; k < replies.size(); ++k) out[caf_index[k]] = std::move(replies[k]);
+      }
     } catch (...) {
       keep_first_failure();
     }
-  }
-  for (size_t i : own_thread) {
-    try {
-      out[i] = pending[i].get();
-    } catch (...) {
-      keep_first_failure();
+    for (size_t i : in_turn) {
+      try {
+        out[i] = or_backup(
+            i, [&] { return receive(*bulk[i], std::move(sent[i]), static_cast<Reply*>(nullptr)); });
+      } catch (...) {
+        keep_first_failure();
+      }
+    }
+    for (size_t i : own_thread) {
+      try {
+        out[i] = pending[i].get();
+      } catch (...) {
+        keep_first_failure();
+      }
     }
   }
   if (failure) std::rethrow_exception(failure);

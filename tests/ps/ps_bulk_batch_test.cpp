@@ -1,8 +1,9 @@
 // One PsClient batch across two ps processes (coordinator/ps/ps_client.cpp, ask_routed): the
 // requests that stay on CAF, the bulk ones sent one after another and read in turn, and those
 // large enough for a thread of their own, all in the same call, with exact results and the bytes
-// on the right connections; a shard error in a batch keeps every connection in step; a ps
-// process killed while its reply is read in turn is named at the client.
+// on the right connections; more requests of one ps task than it serves connections, in waves; a
+// shard error in a batch keeps every connection in step; a ps process killed while its reply is
+// read in turn is named at the client.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -165,4 +166,25 @@ TEST_F(PsBulkBatch, APsProcessKilledWhileItsReplyIsReadInTurnIsNamedAtTheClient)
             std::string::npos)
       << failure;
   stop(ps0);
+}
+
+// A batch of more pulls of one ps task than it serves connections (64): they go in waves of at
+// most kPsBulkConnectionsKept, so the ps task refuses no connection (until waves, every request
+// took a connection at once, and the 65th found the ps task full: "sent no challenge").
+TEST_F(PsBulkBatch, MorePullsOfOnePsTaskThanItServesConnectionsGoInWaves) {
+  std::vector<std::pair<caf::actor, ps_read_msg>> reads;
+  for (int k = 0; k < 70; ++k) {
+    const std::string name = "v" + std::to_string(k);
+    c->client->create(c->shard(0), ps_create_msg{{name, "", {}, {}}, pattern(4, k)});
+    reads.push_back({c->shard(0), ps_read_msg{name}});
+  }
+  for (int round = 0; round < 2; ++round) {
+    const auto values = c->client->read_all(reads);
+    ASSERT_EQ(values.size(), 70u);
+    for (int k = 0; k < 70; ++k) EXPECT_TRUE(same_bytes(values[size_t(k)], pattern(4, k))) << k;
+  }
+  EXPECT_EQ(c->bulks[0]->bytes_received(), 2 * 70 * 4 * sizeof(float));
+  stop(ps0);
+  stop(ps1);
+  EXPECT_EQ(ps0.child.err().find("are open already"), std::string::npos) << ps0.child.err();
 }
