@@ -26,8 +26,11 @@
 namespace troupe {
 namespace {
 
-// Connections at once; a stranger cannot exhaust threads beyond this (the next is closed).
-constexpr size_t kMaxConnections = 64;
+// Connections that have not proved the secret yet, at once: all a stranger can hold (each for
+// at most the handshake's 5 s); the next is closed. Proven ones come from the cluster's own
+// clients, each of which keeps up to 8 per ps task: they are bounded only by kMaxConnections.
+constexpr size_t kMaxUnproven = 64;
+constexpr size_t kMaxConnections = 1024;
 constexpr int kHandshakeTimeoutMs = 5000;
 
 std::string peer_of(int fd) {
@@ -80,6 +83,7 @@ struct PsBulkServer::Connection {
   std::string peer;
   std::thread worker;
   std::atomic<bool> finished{false};  ///< its thread is done; the acceptor may reclaim it
+  std::atomic<bool> proven{false};    ///< its peer proved the secret (or it is finished)
 };
 
 PsBulkServer::PsBulkServer(caf::actor_system& sys, PsBulkServerOptions options)
@@ -124,9 +128,16 @@ void PsBulkServer::accept_loop() {
                                         return true;
                                       }),
                        connections_.end());
-    if (stopping_ || connections_.size() >= kMaxConnections) {
+    const size_t unproven =
+        size_t(std::count_if(connections_.begin(), connections_.end(),
+                             [](const std::unique_ptr<Connection>& c) { return !c->proven; }));
+    if (stopping_ || unproven >= kMaxUnproven || connections_.size() >= kMaxConnections) {
       std::cerr << "troupe: " << options_.name << " closed a ps bulk connection from "
-                << peer_of(fd) << ": " << connections_.size() << " are open already\n";
+                << peer_of(fd) << ": "
+                << (unproven >= kMaxUnproven
+                        ? std::to_string(unproven) + " have not proved the secret yet"
+                        : std::to_string(connections_.size()) + " are open already")
+                << "\n";
       ::close(fd);
       continue;
     }
@@ -154,8 +165,10 @@ void PsBulkServer::serve_connection(Connection& c) {
     std::cerr << "troupe: " << options_.name << " refused a ps bulk connection from " << c.peer
               << ": wrong shared secret\n";
     ::shutdown(fd, SHUT_RDWR);
+    c.proven = true;  // its slot among the unproven is free
     return;
   }
+  c.proven = true;
   net::set_io_timeout(fd, int(options_.timeout.count()));
   caf::scoped_actor self{sys_};
   net::ReceiveBuffers buffers;  // pushed values' buffers, reused once the shard let go of them

@@ -1,16 +1,24 @@
 // The ps bulk connection where it must not be used, and its settings' errors: a client in the
 // shard's own actor system gets the shard's tensor handle through CAF (no copy, no bytes on the
 // bulk connection) even with a bulk client registered; bad options are refused by name; an idle
-// connection outlives the server's timeout.
+// connection outlives the server's timeout; strangers hold at most 64 connections, the cluster's
+// clients more.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "actors/ps_bulk_server.hpp"
 #include "coordinator/ps/ps_bulk_client.hpp"
 #include "coordinator/ps/ps_client.hpp"
 #include "messages/atoms.hpp"
+#include "net/ps_bulk_protocol.hpp"
+#include "net/socket_io.hpp"
 #include "ps_test_support.hpp"
 
 using namespace troupe;
@@ -126,4 +134,73 @@ TEST(PsBulkLocal, AnIdleConnectionOutlivesTheServersTimeoutAndServesTheNextReque
   EXPECT_EQ(bulk.read(ps_read_msg{"v"}).value.to_vector<float>(), value.to_vector<float>());
   EXPECT_EQ(bulk.bytes_received(), 2 * value.byte_size());
   caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// An in-process shard with a bulk server (handshakes bounded by 3 s).
+struct LocalBulkShard {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<PsBulkServer> server;
+  caf::actor shard;
+
+  explicit LocalBulkShard(const std::string& secret) {
+    configure_actor_system(cfg, ActorSystemOptions::in_process(2));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    PsBulkServerOptions options;
+    options.secret = secret;
+    options.timeout = std::chrono::milliseconds(3000);
+    server = std::make_unique<PsBulkServer>(*sys, options);
+    PsShardOptions shard_options{"ps:0", cpu_kernels()};
+    shard_options.bulk_port = server->port();
+    shard = spawn_ps_shard(*sys, shard_options);
+    server->serve(shard);
+  }
+  ~LocalBulkShard() { caf::anon_send_exit(shard, caf::exit_reason::user_shutdown); }
+
+  // A raw connection to the bulk port, its reads and writes bounded by 10 s.
+  int dial() const {
+    const int fd = net::connect_to("127.0.0.1", server->port());
+    net::set_io_timeout(fd, 10000);
+    return fd;
+  }
+};
+
+}  // namespace
+
+// The cluster's own clients are not held to the 64 connections a stranger may hold: 70
+// connections that proved the secret stay open, and a client's pull on a 71st is served.
+TEST(PsBulkLocal, ConnectionsThatProvedTheSecretAreNotHeldToTheStrangersLimit) {
+  LocalBulkShard local("many-secret");
+  ask<ps_ack_msg>(*local.sys, local.shard,
+                  ps_create_msg{{"v", "", {}, {}}, Tensor::from_vector<float>(Shape{2}, {1, 2})});
+  std::vector<int> proven;
+  for (int k = 0; k < 70; ++k) {
+    proven.push_back(local.dial());
+    ASSERT_NO_THROW(net::ps_bulk_authenticate(proven.back(), "many-secret", "bulk port")) << k;
+  }
+  PsBulkClientOptions options;
+  options.host = "127.0.0.1";
+  options.port = local.server->port();
+  options.secret = "many-secret";
+  PsBulkClient bulk(options);
+  EXPECT_EQ(bulk.read(ps_read_msg{"v"}).value.to_vector<float>(), (std::vector<float>{1, 2}));
+  for (int fd : proven) ::close(fd);
+}
+
+// Connections that have not answered the challenge: 64 are served a challenge, the 65th is
+// closed before it gets one.
+TEST(PsBulkLocal, AtMost64ConnectionsWaitForTheirHandshakeAndTheNextIsClosed) {
+  LocalBulkShard local("strangers-secret");
+  std::vector<int> strangers;
+  char challenge[32];
+  for (int k = 0; k < 64; ++k) {
+    strangers.push_back(local.dial());
+    ASSERT_TRUE(net::read_all(strangers.back(), challenge, sizeof challenge)) << k;
+  }
+  const int next = local.dial();
+  EXPECT_EQ(::recv(next, challenge, sizeof challenge, 0), 0);  // closed, no challenge
+  ::close(next);
+  for (int fd : strangers) ::close(fd);
 }
