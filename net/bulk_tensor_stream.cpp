@@ -16,10 +16,12 @@ constexpr uint64_t kSliceBytes = uint64_t(1) << 20;
 
 // A read or write that failed: the peer went away, or the socket's timeout passed without
 // progress (a stopped or overloaded peer), which errno tells apart (the helpers below clear it).
+constexpr const char* kStalled = "no progress within the timeout ";
+
 std::string lost(const char* what, uint64_t done, uint64_t total) {
   const bool stalled = errno == EAGAIN || errno == EWOULDBLOCK;
-  return std::string(stalled ? "no progress within the timeout " : "connection lost ") + what +
-         " after " + std::to_string(done) + " of " + std::to_string(total) + " payload bytes";
+  return std::string(stalled ? kStalled : "connection lost ") + what + " after " +
+         std::to_string(done) + " of " + std::to_string(total) + " payload bytes";
 }
 
 bool read_exactly(int fd, void* data, size_t size) {
@@ -38,6 +40,8 @@ void append(std::vector<char>& out, const void* data, size_t size) {
 }
 
 }  // namespace
+
+bool is_stall(const std::string& problem) { return problem.rfind(kStalled, 0) == 0; }
 
 std::string write_tensor_chunked(int fd, const Tensor& t, uint64_t chunk_bytes,
                                  std::atomic<uint64_t>* progress, std::string_view prefix) {

@@ -46,6 +46,10 @@ std::string write_tensor_chunked(int fd, const Tensor& t, uint64_t chunk_bytes,
                                  std::atomic<uint64_t>* progress = nullptr,
                                  std::string_view prefix = {});
 
+/// True when a problem the two functions here returned is the socket's timeout passing without
+/// progress (a peer that is alive but stopped or overloaded), not a lost connection.
+bool is_stall(const std::string& problem);
+
 /// Reads one chunked tensor into `out`, into a buffer of `buffers` when given (else a fresh
 /// one). Returns an empty string on success, otherwise the problem: a malformed
 /// descriptor or chunk (naming the field and value) or a connection lost midway.

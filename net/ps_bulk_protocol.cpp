@@ -1,5 +1,6 @@
 #include "net/ps_bulk_protocol.hpp"
 
+#include <cerrno>
 #include <random>
 
 #include "core/hmac.hpp"
@@ -29,8 +30,15 @@ bool ps_bulk_accept(int fd, const std::string& secret) {
 
 void ps_bulk_authenticate(int fd, const std::string& secret, const std::string& peer) {
   std::string nonce(kNonceBytes, '\0');
-  if (!read_all(fd, nonce.data(), nonce.size()))
+  errno = 0;
+  if (!read_all(fd, nonce.data(), nonce.size())) {
+    // The socket's timeout passed: the ps task's kernel took the connection, the task did not
+    // answer it (stopped, overloaded). Closed instead: it refused or went away.
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      throw Error(Code::deadline_exceeded,
+                  "ps bulk port " + peer + " sent no challenge within the timeout");
     throw unavailable("ps bulk port " + peer + " sent no challenge");
+  }
   const std::string proof = ps_bulk_proof(secret, nonce);
   uint8_t accepted = 0;
   if (!write_all(fd, proof.data(), proof.size()) || !read_all(fd, &accepted, 1) || accepted != 1)

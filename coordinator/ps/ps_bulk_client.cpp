@@ -147,6 +147,15 @@ PsBulkClient::Sent::Sent(Sent&&) noexcept = default;
 PsBulkClient::Sent& PsBulkClient::Sent::operator=(Sent&&) noexcept = default;
 PsBulkClient::Sent::~Sent() = default;
 
+Error PsBulkClient::broken(const std::string& name, const char* what, const std::string& lost,
+                           const std::string& problem) const {
+  // A ps task that stopped moving bytes is alive (stopped, overloaded): named as one that did
+  // not answer, like a stalled reply, not as gone, which would fail its shard over.
+  if (net::is_stall(problem))
+    return Error(Code::deadline_exceeded, silent(name, what) + ": " + problem);
+  return unavailable(lost + ": " + problem);
+}
+
 std::string PsBulkClient::lost(const Sent& sent) const {
   return options_.label + " serving variable '" + sent.name_ + "' went away during a bulk " +
          sent.what_;
@@ -169,7 +178,7 @@ PsBulkClient::Sent PsBulkClient::start(uint8_t op, const std::string& name,
       const std::string problem =
           net::write_tensor_chunked(fd, *stream, options_.chunk_bytes, &sent_,
                                     std::string_view(request.data(), request.size()));
-      if (!problem.empty()) throw unavailable(lost(sent) + ": " + problem);
+      if (!problem.empty()) throw broken(sent.name_, what, lost(sent), problem);
     }
   } catch (...) {
     sent.connection_.reset();
@@ -211,7 +220,7 @@ ps_value_msg PsBulkClient::receive_value(Sent sent) {
   }
   ps_value_msg out{sent.name_, Tensor()};
   const std::string problem = net::read_tensor_chunked(c->fd, out.value, &c->buffers);
-  if (!problem.empty()) throw unavailable(gone + ": " + problem);
+  if (!problem.empty()) throw broken(sent.name_, sent.what_, gone, problem);
   received_ += out.value.byte_size();
   release(std::move(c));
   return out;

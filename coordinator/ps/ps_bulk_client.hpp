@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/status.hpp"
 #include "messages/ps_messages.hpp"
 
 namespace troupe {
@@ -113,6 +114,8 @@ class PsBulkClient {
   void release(std::unique_ptr<Connection> c);
   std::string silent(const std::string& name, const char* what) const;
   std::string lost(const Sent& sent) const;
+  Error broken(const std::string& name, const char* what, const std::string& lost,
+               const std::string& problem) const;
   Sent start(uint8_t op, const std::string& name, const std::vector<char>& header,
              const Tensor* stream, const char* what);
 

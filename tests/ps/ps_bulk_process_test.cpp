@@ -1,8 +1,10 @@
 // Dense values on the ps bulk connection (actors/ps_bulk_server.hpp, coordinator/ps/
 // ps_bulk_client.hpp) between this test and a ps process (this binary started again as a child):
 // exact contents of 16 MiB and 100 MiB (two chunks) pulls and pushes, shard errors and step-id
-// deduplication through it, a ps process killed mid-push named at the client, and connections
-// without the secret refused before anything they send is parsed.
+// deduplication through it, a ps process killed mid-push named at the client, a stopped one
+// named at the timeout (a pull, a push stuck midway, a new connection without a challenge:
+// deadline_exceeded, not unavailable, so no failover), and connections without the secret
+// refused before anything they send is parsed.
 #include <gtest/gtest.h>
 
 #include <poll.h>
@@ -387,7 +389,10 @@ TEST(PsBulkProcess, AStoppedPsProcessIsNamedAtTheTimeout) {
   options.timeout = std::chrono::milliseconds(1500);
   client.use_bulk(shard, std::make_shared<PsBulkClient>(options));
   client.create(shard, ps_create_msg{{"w", "", {}, {}}, pattern(4, 0)});
-  client.read(shard, "w");  // a bulk connection is open and idle in the pool
+  const int64_t big = int64_t(8) << 20;  // 32 MiB: more than the sockets' buffers take
+  client.create(shard, ps_create_msg{{"big", "", {}, {}}, pattern(big, 1)});
+  // Two bulk connections open and idle in the pool: one for the pull below, one for the push.
+  client.read_all({{shard, ps_read_msg{"w"}}, {shard, ps_read_msg{"w"}}});
   ps.child.signal(SIGSTOP);
   ASSERT_TRUE(all_threads_stopped(ps.child.pid()));
   try {
@@ -397,6 +402,31 @@ TEST(PsBulkProcess, AStoppedPsProcessIsNamedAtTheTimeout) {
     EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
     EXPECT_EQ(std::string(e.what()),
               "ps shard 'ps:0' serving variable 'w' did not answer within 1500 ms (bulk pull)");
+  }
+  // A push that stops moving midway is named the same way, not as a ps task that went away
+  // (which would fail its shard over to a backup while it is still alive).
+  try {
+    client.write(shard,
+                 ps_write_msg{"big", uint8_t(ShardWrite::assign), 0, Tensor(), pattern(big, 2)});
+    FAIL() << "a push to a stopped ps process succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("ps shard 'ps:0' serving variable 'big' did not answer "
+                                          "within 1500 ms (bulk push): no progress within the "
+                                          "timeout mid-chunk after ",
+                                          0),
+              0u)
+        << e.what();
+  }
+  // No idle connection is left: a new one is taken by the kernel, but no challenge comes.
+  try {
+    client.read(shard, "w");
+    FAIL() << "a pull from a stopped ps process succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::deadline_exceeded) << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "ps shard 'ps:0': ps bulk port 127.0.0.1:" + std::to_string(ps.bulk_port) +
+                  " sent no challenge within the timeout");
   }
   ps.child.signal(SIGKILL);
 }
