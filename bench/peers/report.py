@@ -167,6 +167,14 @@ def ps_section(res):
                    else "**more than 1 %: different work**).")]
     elif "error" in c:
         out += ["", f"No ratio in this run: {c['error']} (the error is in the results file)."]
+    troupe = ps.get("troupe_bench_ps", {})
+    kernels, sparse = troupe.get("shard_kernels"), troupe.get("sparse")
+    if kernels and sparse:
+        out += ["", f"Of troupe's {sparse['ms_per_step'] * 1e3:.0f} us per worker step, one ps "
+                f"task's kernels take {kernels['gather_us']:.1f} us to gather its "
+                f"{kernels['ids']} rows (of {kernels['rows']:,}) and {kernels['sgd_apply_us']:.1f}"
+                f" us to apply SGD to them (`shard_kernels`, timed in process by the same `bench "
+                f"ps`): the rest is transport and hand-offs between threads and processes."]
     return out
 
 

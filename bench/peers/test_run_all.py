@@ -113,6 +113,12 @@ def main():
     text = report.section(sample, "bench/results/2026-11-28.json")
     expect("that round's own limit: 0.71, 0.74, 1.26 (median 0.74)" in text,
            "the report lists each round's ratio to its own limit and their median")
+    # The parameter-server section says what a ps task's kernels take of troupe's step.
+    sample = json.load(open(os.path.join(HERE, "..", "results", "2026-11-28g.json")))
+    text = "\n".join(report.ps_section(sample))
+    expect("Of troupe's 880 us per worker step, one ps task's kernels take 16.7 us to gather its "
+           "512 rows (of 500,000) and 19.1 us to apply SGD to them" in text,
+           f"the ps section names the shard's kernel time: {text[-400:]}")
 
     for f in failures:
         print("FAIL: " + f, file=sys.stderr)
