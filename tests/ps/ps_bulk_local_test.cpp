@@ -24,36 +24,68 @@
 using namespace troupe;
 using namespace troupe::testing;
 
-TEST(PsBulkLocal, AShardOfThisProcessIsReachedThroughCafWithoutACopy) {
-  caf::actor_system_config cfg;
-  configure_actor_system(cfg, ActorSystemOptions::in_process(2));
-  caf::actor_system sys{cfg};
-  PsBulkServerOptions server_options;
-  server_options.secret = "local-secret";
-  PsBulkServer server(sys, server_options);
-  PsShardOptions shard_options{"ps:0", cpu_kernels()};
-  shard_options.bulk_port = server.port();
-  caf::actor shard = spawn_ps_shard(sys, shard_options);
-  server.serve(shard);
-  EXPECT_EQ(ask<uint16_t>(sys, shard, bulk_atom::value), server.port());
+namespace {
 
-  PsBulkClientOptions options;
-  options.host = "127.0.0.1";
-  options.port = server.port();
-  options.secret = "local-secret";
+// An in-process shard with a bulk server whose reads (and handshakes, up to 5 s) are bounded by
+// `timeout`, and the options of a bulk client of it.
+struct LocalBulkShard {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<PsBulkServer> server;
+  caf::actor shard;
+  std::string secret;
+
+  explicit LocalBulkShard(std::string shared_secret,
+                          std::chrono::milliseconds timeout = std::chrono::milliseconds(3000))
+      : secret(std::move(shared_secret)) {
+    configure_actor_system(cfg, ActorSystemOptions::in_process(2));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    PsBulkServerOptions options;
+    options.secret = secret;
+    options.timeout = timeout;
+    server = std::make_unique<PsBulkServer>(*sys, options);
+    PsShardOptions shard_options{"ps:0", cpu_kernels()};
+    shard_options.bulk_port = server->port();
+    shard = spawn_ps_shard(*sys, shard_options);
+    server->serve(shard);
+  }
+  ~LocalBulkShard() { caf::anon_send_exit(shard, caf::exit_reason::user_shutdown); }
+
+  PsBulkClientOptions client_options() const {
+    PsBulkClientOptions options;
+    options.host = "127.0.0.1";
+    options.port = server->port();
+    options.secret = secret;
+    return options;
+  }
+
+  // A raw connection to the bulk port, its reads and writes bounded by 10 s.
+  int dial() const {
+    const int fd = net::connect_to("127.0.0.1", server->port());
+    net::set_io_timeout(fd, 10000);
+    return fd;
+  }
+};
+
+}  // namespace
+
+TEST(PsBulkLocal, AShardOfThisProcessIsReachedThroughCafWithoutACopy) {
+  LocalBulkShard local("local-secret");
+  EXPECT_EQ(ask<uint16_t>(*local.sys, local.shard, bulk_atom::value), local.server->port());
+  PsBulkClientOptions options = local.client_options();
   options.min_bytes = 0;
   auto bulk = std::make_shared<PsBulkClient>(options);
-  PsClient client(sys);
-  client.use_bulk(shard, bulk);
+  PsClient client(*local.sys);
+  client.use_bulk(local.shard, bulk);
   const int64_t n = int64_t(1) << 20;  // 4 MiB
-  client.create(shard, ps_create_msg{{"v", "", {}, {}}, Tensor::zeros(DType::float32, Shape{n})});
-  Tensor a = client.read(shard, "v"), b = client.read(shard, "v");
+  client.create(local.shard,
+                ps_create_msg{{"v", "", {}, {}}, Tensor::zeros(DType::float32, Shape{n})});
+  Tensor a = client.read(local.shard, "v"), b = client.read(local.shard, "v");
   EXPECT_EQ(a.raw_data(), b.raw_data());  // both are the shard's own bytes
-  client.write(shard, ps_write_msg{"v", uint8_t(ShardWrite::assign), 0, Tensor(),
-                                   Tensor::zeros(DType::float32, Shape{n})});
+  client.write(local.shard, ps_write_msg{"v", uint8_t(ShardWrite::assign), 0, Tensor(),
+                                         Tensor::zeros(DType::float32, Shape{n})});
   EXPECT_EQ(bulk->bytes_sent(), 0u);
   EXPECT_EQ(bulk->bytes_received(), 0u);
-  caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
 }
 
 TEST(PsBulkLocal, BadOptionsAreRefusedByName) {
@@ -110,64 +142,15 @@ TEST(PsBulkLocal, AServerThatCannotListenSaysWhere) {
 // pooled connection left idle for three timeouts still serves a pull (were it dropped, the
 // client's pooled connection would be dead and the pull would fail as unavailable).
 TEST(PsBulkLocal, AnIdleConnectionOutlivesTheServersTimeoutAndServesTheNextRequest) {
-  caf::actor_system_config cfg;
-  configure_actor_system(cfg, ActorSystemOptions::in_process(2));
-  caf::actor_system sys{cfg};
-  PsBulkServerOptions server_options;
-  server_options.secret = "idle-secret";
-  server_options.timeout = std::chrono::milliseconds(200);
-  PsBulkServer server(sys, server_options);
-  PsShardOptions shard_options{"ps:0", cpu_kernels()};
-  shard_options.bulk_port = server.port();
-  caf::actor shard = spawn_ps_shard(sys, shard_options);
-  server.serve(shard);
+  LocalBulkShard local("idle-secret", std::chrono::milliseconds(200));
   const Tensor value = Tensor::from_vector<float>(Shape{3}, {1.5f, -2.f, 4.f});
-  ask<ps_ack_msg>(sys, shard, ps_create_msg{{"v", "", {}, {}}, value});
-
-  PsBulkClientOptions options;
-  options.host = "127.0.0.1";
-  options.port = server.port();
-  options.secret = "idle-secret";
-  PsBulkClient bulk(options);
+  ask<ps_ack_msg>(*local.sys, local.shard, ps_create_msg{{"v", "", {}, {}}, value});
+  PsBulkClient bulk(local.client_options());
   EXPECT_EQ(bulk.read(ps_read_msg{"v"}).value.to_vector<float>(), value.to_vector<float>());
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   EXPECT_EQ(bulk.read(ps_read_msg{"v"}).value.to_vector<float>(), value.to_vector<float>());
   EXPECT_EQ(bulk.bytes_received(), 2 * value.byte_size());
-  caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
 }
-
-namespace {
-
-// An in-process shard with a bulk server (handshakes bounded by 3 s).
-struct LocalBulkShard {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  std::unique_ptr<PsBulkServer> server;
-  caf::actor shard;
-
-  explicit LocalBulkShard(const std::string& secret) {
-    configure_actor_system(cfg, ActorSystemOptions::in_process(2));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    PsBulkServerOptions options;
-    options.secret = secret;
-    options.timeout = std::chrono::milliseconds(3000);
-    server = std::make_unique<PsBulkServer>(*sys, options);
-    PsShardOptions shard_options{"ps:0", cpu_kernels()};
-    shard_options.bulk_port = server->port();
-    shard = spawn_ps_shard(*sys, shard_options);
-    server->serve(shard);
-  }
-  ~LocalBulkShard() { caf::anon_send_exit(shard, caf::exit_reason::user_shutdown); }
-
-  // A raw connection to the bulk port, its reads and writes bounded by 10 s.
-  int dial() const {
-    const int fd = net::connect_to("127.0.0.1", server->port());
-    net::set_io_timeout(fd, 10000);
-    return fd;
-  }
-};
-
-}  // namespace
 
 // The cluster's own clients are not held to the 64 connections a stranger may hold: 70
 // connections that proved the secret stay open, and a client's pull on a 71st is served.
@@ -180,11 +163,7 @@ TEST(PsBulkLocal, ConnectionsThatProvedTheSecretAreNotHeldToTheStrangersLimit) {
     proven.push_back(local.dial());
     ASSERT_NO_THROW(net::ps_bulk_authenticate(proven.back(), "many-secret", "bulk port")) << k;
   }
-  PsBulkClientOptions options;
-  options.host = "127.0.0.1";
-  options.port = local.server->port();
-  options.secret = "many-secret";
-  PsBulkClient bulk(options);
+  PsBulkClient bulk(local.client_options());
   EXPECT_EQ(bulk.read(ps_read_msg{"v"}).value.to_vector<float>(), (std::vector<float>{1, 2}));
   for (int fd : proven) ::close(fd);
 }
