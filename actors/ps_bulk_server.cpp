@@ -83,7 +83,7 @@ struct PsBulkServer::Connection {
   std::string peer;
   std::thread worker;
   std::atomic<bool> finished{false};  ///< its thread is done; the acceptor may reclaim it
-  std::atomic<bool> proven{false};    ///< its peer proved the secret (or it is finished)
+  std::atomic<bool> proven{false};    ///< its peer proved the secret
 };
 
 PsBulkServer::PsBulkServer(caf::actor_system& sys, PsBulkServerOptions options)
@@ -128,9 +128,9 @@ void PsBulkServer::accept_loop() {
                                         return true;
                                       }),
                        connections_.end());
-    const size_t unproven =
-        size_t(std::count_if(connections_.begin(), connections_.end(),
-                             [](const std::unique_ptr<Connection>& c) { return !c->proven; }));
+    const size_t unproven = size_t(std::count_if(
+        connections_.begin(), connections_.end(),
+        [](const std::unique_ptr<Connection>& c) { return !c->proven && !c->finished; }));
     if (stopping_ || unproven >= kMaxUnproven || connections_.size() >= kMaxConnections) {
       std::cerr << "troupe: " << options_.name << " closed a ps bulk connection from "
                 << peer_of(fd) << ": "
@@ -165,7 +165,6 @@ void PsBulkServer::serve_connection(Connection& c) {
     std::cerr << "troupe: " << options_.name << " refused a ps bulk connection from " << c.peer
               << ": wrong shared secret\n";
     ::shutdown(fd, SHUT_RDWR);
-    c.proven = true;  // its slot among the unproven is free
     return;
   }
   c.proven = true;

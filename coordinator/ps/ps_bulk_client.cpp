@@ -147,13 +147,12 @@ PsBulkClient::Sent::Sent(Sent&&) noexcept = default;
 PsBulkClient::Sent& PsBulkClient::Sent::operator=(Sent&&) noexcept = default;
 PsBulkClient::Sent::~Sent() = default;
 
-Error PsBulkClient::broken(const std::string& name, const char* what, const std::string& lost,
-                           const std::string& problem) const {
+Error PsBulkClient::broken(const Sent& sent, const std::string& problem) const {
   // A ps task that stopped moving bytes is alive (stopped, overloaded): named as one that did
   // not answer, like a stalled reply, not as gone, which would fail its shard over.
   if (net::is_stall(problem))
-    return Error(Code::deadline_exceeded, silent(name, what) + ": " + problem);
-  return unavailable(lost + ": " + problem);
+    return Error(Code::deadline_exceeded, silent(sent.name_, sent.what_) + ": " + problem);
+  return unavailable(lost(sent) + ": " + problem);
 }
 
 std::string PsBulkClient::lost(const Sent& sent) const {
@@ -178,7 +177,7 @@ PsBulkClient::Sent PsBulkClient::start(uint8_t op, const std::string& name,
       const std::string problem =
           net::write_tensor_chunked(fd, *stream, options_.chunk_bytes, &sent_,
                                     std::string_view(request.data(), request.size()));
-      if (!problem.empty()) throw broken(sent.name_, what, lost(sent), problem);
+      if (!problem.empty()) throw broken(sent, problem);
     }
   } catch (...) {
     sent.connection_.reset();
@@ -210,30 +209,30 @@ PsBulkClient::Sent PsBulkClient::send(const ps_apply_msg& msg) {
                "gradient apply");
 }
 
-ps_value_msg PsBulkClient::receive_value(Sent sent) {
+std::unique_ptr<PsBulkClient::Connection> PsBulkClient::await_reply(Sent& sent) {
   if (sent.failure_) std::rethrow_exception(sent.failure_);
   auto c = std::move(sent.connection_);
-  const std::string gone = lost(sent);
-  if (Status refused = read_status(c->fd, gone, silent(sent.name_, sent.what_)); !refused.ok()) {
+  if (Status refused = read_status(c->fd, lost(sent), silent(sent.name_, sent.what_));
+      !refused.ok()) {
     release(std::move(c));  // the shard answered an error: the connection is still in step
     refused.throw_if_error();
   }
+  return c;
+}
+
+ps_value_msg PsBulkClient::receive_value(Sent sent) {
+  auto c = await_reply(sent);
   ps_value_msg out{sent.name_, Tensor()};
   const std::string problem = net::read_tensor_chunked(c->fd, out.value, &c->buffers);
-  if (!problem.empty()) throw broken(sent.name_, sent.what_, gone, problem);
+  if (!problem.empty()) throw broken(sent, problem);
   received_ += out.value.byte_size();
   release(std::move(c));
   return out;
 }
 
 ps_ack_msg PsBulkClient::receive_ack(Sent sent) {
-  if (sent.failure_) std::rethrow_exception(sent.failure_);
-  auto c = std::move(sent.connection_);
+  auto c = await_reply(sent);
   const std::string gone = lost(sent);
-  if (Status refused = read_status(c->fd, gone, silent(sent.name_, sent.what_)); !refused.ok()) {
-    release(std::move(c));
-    refused.throw_if_error();
-  }
   uint32_t length = 0;
   if (!net::read_all(c->fd, &length, 4) || length > net::kMaxPsBulkHeaderBytes)
     throw unavailable(gone + ": connection lost before the acknowledgement");

@@ -114,8 +114,10 @@ class PsBulkClient {
   void release(std::unique_ptr<Connection> c);
   std::string silent(const std::string& name, const char* what) const;
   std::string lost(const Sent& sent) const;
-  Error broken(const std::string& name, const char* what, const std::string& lost,
-               const std::string& problem) const;
+  /// The error for a transfer that broke off (`problem` from net/bulk_tensor_stream).
+  Error broken(const Sent& sent, const std::string& problem) const;
+  /// The connection of `sent` once its reply's status says ok; the shard's error thrown.
+  std::unique_ptr<Connection> await_reply(Sent& sent);
   Sent start(uint8_t op, const std::string& name, const std::vector<char>& header,
              const Tensor* stream, const char* what);
 

@@ -61,15 +61,20 @@ inline int64_t read_index(const void* indices, DType index_dtype, int64_t i) {
 /// loop of the gather alone gave the same at 4 and 16 ahead).
 constexpr int64_t kPrefetchRows = 8;
 
-/// Asks for the cache lines of the row at index `i` of `indices` (if it is in the table; a bad
-/// index is reported when its turn comes) in `table`, `row_bytes` each: the first 1 KiB of it
-/// (the hardware prefetcher follows a longer row by itself).
-inline void prefetch_row(const void* table, int64_t table_rows, size_t row_bytes,
-                         const void* indices, DType index_dtype, int64_t i, int64_t num_indices,
-                         bool for_write) {
-  if (!table || i >= num_indices) return;
+/// The table row that index `i` of `indices` names when it is one (`i` in range and the row in
+/// [0, table_rows)), else -1: what the row kernels ask for ahead (a bad index is reported when
+/// its turn comes).
+inline int64_t row_ahead(const void* indices, DType index_dtype, int64_t i, int64_t num_indices,
+                         int64_t table_rows) {
+  if (i >= num_indices) return -1;
   const int64_t row = read_index(indices, index_dtype, i);
-  if (row < 0 || row >= table_rows) return;
+  return row >= 0 && row < table_rows ? row : -1;
+}
+
+/// Asks for the cache lines of `row` (from row_ahead; -1 asks for nothing) of `table` (may be
+/// null), `row_bytes` each: its first 1 KiB (the hardware prefetcher follows a longer row).
+inline void prefetch_row(const void* table, int64_t row, size_t row_bytes, bool for_write) {
+  if (!table || row < 0) return;
   const char* p = static_cast<const char*>(table) + size_t(row) * row_bytes;
   const char* end = p + (row_bytes < 1024 ? row_bytes : 1024);
   for (; p < end; p += 64) {

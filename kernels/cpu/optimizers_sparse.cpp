@@ -16,10 +16,11 @@ template <class T, class F>
 void for_each_row(const OptimizerArgs& x, const char* op, F update) {
   const size_t row_bytes = size_t(x.row_elements) * sizeof(T);
   for (int64_t i = 0; i < x.num_indices; ++i) {
+    const int64_t ahead =
+        row_ahead(x.indices, x.index_dtype, i + kPrefetchRows, x.num_indices, x.table_rows);
     for (const void* table : {static_cast<const void*>(x.var), static_cast<const void*>(x.slot1),
                               static_cast<const void*>(x.slot2)})
-      prefetch_row(table, x.table_rows, row_bytes, x.indices, x.index_dtype, i + kPrefetchRows,
-                   x.num_indices, true);
+      prefetch_row(table, ahead, row_bytes, true);
     const int64_t row = read_index(x.indices, x.index_dtype, i);
     if (row < 0 || row >= x.table_rows)
       throw out_of_range(std::string(op) + ": index " + std::to_string(row) + " at position " +

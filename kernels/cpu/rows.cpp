@@ -22,8 +22,9 @@ void gather_rows(const RowIndexArgs& x) {
   T* out = static_cast<T*>(x.out);
   const size_t row_bytes = size_t(x.row_elements) * sizeof(T);
   for (int64_t i = 0; i < x.num_indices; ++i) {
-    prefetch_row(table, x.table_rows, row_bytes, x.indices, x.index_dtype, i + kPrefetchRows,
-                 x.num_indices, false);
+    prefetch_row(
+        table, row_ahead(x.indices, x.index_dtype, i + kPrefetchRows, x.num_indices, x.table_rows),
+        row_bytes, false);
     const int64_t row = checked_row(x, i, "gather_rows");
     if (row_bytes) std::memcpy(out + i * x.row_elements, table + row * x.row_elements, row_bytes);
   }
@@ -36,8 +37,9 @@ void scatter_rows(const RowIndexArgs& x, const char* op, Apply apply) {
   T* table = static_cast<T*>(x.table);
   const T* updates = static_cast<const T*>(x.updates);
   for (int64_t i = 0; i < x.num_indices; ++i) {
-    prefetch_row(table, x.table_rows, size_t(x.row_elements) * sizeof(T), x.indices, x.index_dtype,
-                 i + kPrefetchRows, x.num_indices, true);
+    prefetch_row(
+        table, row_ahead(x.indices, x.index_dtype, i + kPrefetchRows, x.num_indices, x.table_rows),
+        size_t(x.row_elements) * sizeof(T), true);
     const int64_t row = checked_row(x, i, op);
     T* __restrict dst = table + row * x.row_elements;
     const T* __restrict src = updates + i * x.row_elements;

@@ -50,7 +50,7 @@ ps_write_msg assign(const std::string& name, const Tensor& value) {
   return ps_write_msg{name, uint8_t(ShardWrite::assign), 0, Tensor(), value};
 }
 
-// Two ps processes and a client of both; `stop` ends them and expects clean exits.
+// Two ps processes and a client of both.
 class PsBulkBatch : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -68,11 +68,6 @@ class PsBulkBatch : public ::testing::Test {
         {{c->shard(0), ps_gather_msg{"emb0", rows0}}, {c->shard(1), ps_gather_msg{"emb1", rows1}}},
         kRowBytes);
   }
-  void stop(PsProcess& ps) {
-    ps.child.close_stdin();
-    EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
-  }
-
   PsProcess ps0, ps1;
   std::unique_ptr<Client> c;
 };
@@ -113,8 +108,8 @@ TEST_F(PsBulkBatch, CafInTurnAndOwnThreadRequestsOfOneBatchAcrossTwoPsProcessesA
     expect_gathered(got[0], rows0, 0);
     expect_gathered(got[1], rows1, 7);
   }
-  stop(ps0);
-  stop(ps1);
+  ps0.stop();
+  ps1.stop();
 }
 
 // ps:1 refuses its gather (a row past its table) while ps:0 answers: the batch throws ps:1's
@@ -134,8 +129,8 @@ TEST_F(PsBulkBatch, AShardErrorInABatchThrowsItAndKeepsEveryConnectionInStep) {
   const auto got = gather_both(good, good);
   expect_gathered(got[0], good, 0);
   expect_gathered(got[1], good, 5);
-  stop(ps0);
-  stop(ps1);
+  ps0.stop();
+  ps1.stop();
 }
 
 // ps:1 is stopped, so both gathers are sent and ps:0's reply is read while ps:1's never comes;
@@ -165,7 +160,7 @@ TEST_F(PsBulkBatch, APsProcessKilledWhileItsReplyIsReadInTurnIsNamedAtTheClient)
   EXPECT_NE(failure.find("serving variable 'emb1' went away during a bulk gather"),
             std::string::npos)
       << failure;
-  stop(ps0);
+  ps0.stop();
 }
 
 // A batch of more pulls of one ps task than it serves connections (64): they go in waves of at
@@ -184,7 +179,7 @@ TEST_F(PsBulkBatch, MorePullsOfOnePsTaskThanItServesConnectionsGoInWaves) {
     for (int k = 0; k < 70; ++k) EXPECT_TRUE(same_bytes(values[size_t(k)], pattern(4, k))) << k;
   }
   EXPECT_EQ(c->bulks[0]->bytes_received(), 2 * 70 * 4 * sizeof(float));
-  stop(ps0);
-  stop(ps1);
+  ps0.stop();
+  ps1.stop();
   EXPECT_EQ(ps0.child.err().find("are open already"), std::string::npos) << ps0.child.err();
 }

@@ -54,8 +54,7 @@ void round_trip(int64_t floats) {
   // The creation went through CAF; both pulls and the push took the bulk connection.
   EXPECT_EQ(c.bulk->bytes_received(), 2 * first.byte_size());
   EXPECT_EQ(c.bulk->bytes_sent(), first.byte_size());
-  ps.child.close_stdin();
-  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+  ps.stop();
 }
 
 }  // namespace
@@ -127,8 +126,7 @@ TEST(PsBulkProcess, DenseAppliesAreDeduplicatedByStepIdAndShardErrorsComeBackAsI
     EXPECT_NE(std::string(e.what()).find("'w'"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(same_bytes(c.client->read(c.shard(), "w"), w));
-  ps.child.close_stdin();
-  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+  ps.stop();
 }
 
 namespace {
@@ -200,8 +198,7 @@ TEST(PsBulkProcess, GathersAndSparseAppliesOfEnoughBytesTakeTheBulkConnection) {
   }
   expect_rows(c.client->gather_all({{c.shard(), ps_gather_msg{"emb", ids}}}, kRowBytes)[0], ids, 2);
   EXPECT_EQ(c.bulk->bytes_received(), 3 * 512 * kRowBytes);
-  ps.child.close_stdin();
-  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+  ps.stop();
 }
 
 // Below the threshold, without a row size, or with more indices than a request header takes
@@ -229,8 +226,7 @@ TEST(PsBulkProcess, SmallGathersAndOnesWithTooManyIndicesStayOnCaf) {
   EXPECT_EQ(rows.data<float>()[(many - 1) * kRowFloats + 3], float((many - 1) * kRowFloats + 3));
   EXPECT_EQ(c.bulk->bytes_received(), 0u);
   EXPECT_EQ(c.bulk->bytes_sent(), 0u);
-  ps.child.close_stdin();
-  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+  ps.stop();
 }
 
 TEST(PsBulkProcess, UsePsBulkAsksTheShardForItsPort) {
@@ -253,8 +249,7 @@ TEST(PsBulkProcess, UsePsBulkAsksTheShardForItsPort) {
   const Tensor value = pattern(int64_t(1) << 20, 5);
   client.create(shards.handles[0], ps_create_msg{{"v", "", {}, {}}, value});
   EXPECT_TRUE(same_bytes(client.read(shards.handles[0], "v"), value));
-  ps.child.close_stdin();
-  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+  ps.stop();
 }
 
 TEST(PsBulkProcess, APsProcessKilledDuringABulkPushIsNamedAtTheClient) {
@@ -333,8 +328,7 @@ TEST(PsBulkProcess, AConnectionWithoutTheSecretIsRefusedBeforeAnythingIsParsed) 
               std::string::npos)
         << e.what();
   }
-  ps.child.close_stdin();
-  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+  ps.stop();
 }
 
 // An authenticated connection whose request does not parse is dropped, and the ps task says
@@ -366,8 +360,7 @@ TEST(PsBulkProcess, AMalformedGatherAndAnUnknownOpAreDroppedNamingTheProblem) {
   const Tensor ids = some_rows(512);
   expect_rows(c.client->gather_all({{c.shard(), ps_gather_msg{"emb", ids}}}, kRowBytes)[0], ids);
   EXPECT_EQ(c.bulk->bytes_received(), 512 * kRowBytes);
-  ps.child.close_stdin();
-  EXPECT_EQ(ps.child.wait(std::chrono::seconds(60)), 0) << ps.child.err();
+  ps.stop();
 }
 
 TEST(PsBulkProcess, AStoppedPsProcessIsNamedAtTheTimeout) {

@@ -3,6 +3,8 @@
 // one shard ("ps:0") with a bulk port until its stdin closes (PsBulkProcess.
 // ChildServesAShardWithABulkPort), and a client process's view of one or several of them.
 
+#include <gtest/gtest.h>
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -50,6 +52,12 @@ struct PsProcess {
       if (line->rfind("PS_SHARD_PORT ", 0) == 0) port = uint16_t(std::stoi(line->substr(14)));
       if (line->rfind("PS_BULK_PORT ", 0) == 0) bulk_port = uint16_t(std::stoi(line->substr(13)));
     }
+  }
+
+  // Ends the job (closes the child's stdin) and expects the child to exit cleanly.
+  void stop() {
+    child.close_stdin();
+    EXPECT_EQ(child.wait(std::chrono::seconds(60)), 0) << child.err();
   }
 
   // Waits (bounded) until the child's stderr holds `text`.
