@@ -2,13 +2,14 @@
 // shard's own actor system gets the shard's tensor handle through CAF (no copy, no bytes on the
 // bulk connection) even with a bulk client registered; bad options are refused by name; an idle
 // connection outlives the server's timeout; strangers hold at most 64 connections, the cluster's
-// clients more.
+// clients more; a cut-off request and an oversized header are dropped, and the log says why.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -178,8 +179,47 @@ TEST(PsBulkLocal, AtMost64ConnectionsWaitForTheirHandshakeAndTheNextIsClosed) {
     strangers.push_back(local.dial());
     ASSERT_TRUE(net::read_all(strangers.back(), challenge, sizeof challenge)) << k;
   }
+  ::testing::internal::CaptureStderr();
   const int next = local.dial();
   EXPECT_EQ(::recv(next, challenge, sizeof challenge, 0), 0);  // closed, no challenge
   ::close(next);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("closed a ps bulk connection from 127.0.0.1:"), std::string::npos) << log;
+  EXPECT_NE(log.find(": 64 have not proved the secret yet"), std::string::npos) << log;
   for (int fd : strangers) ::close(fd);
+}
+
+namespace {
+
+// What the bulk server logs about a proven connection that sends `bytes` and then stops
+// sending: read once the server has closed it (its log line comes before the close).
+std::string log_of_proven_sending(LocalBulkShard& local, const std::string& bytes) {
+  const int fd = local.dial();
+  net::ps_bulk_authenticate(fd, local.secret, "bulk port");
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(net::write_all(fd, bytes.data(), bytes.size()));
+  ::shutdown(fd, SHUT_WR);
+  char byte;
+  EXPECT_EQ(::recv(fd, &byte, 1, 0), 0);  // closed by the server
+  ::close(fd);
+  return ::testing::internal::GetCapturedStderr();
+}
+
+}  // namespace
+
+// A request cut off inside its op and length, and one announcing a header past the limit: the
+// server drops the connection and its log names what was wrong.
+TEST(PsBulkLocal, ARequestCutOffOrWithAnOversizedHeaderIsDroppedNamingIt) {
+  LocalBulkShard local("cut-secret");
+  const std::string cut = log_of_proven_sending(local, std::string("\x01\x02\x00", 3));
+  EXPECT_NE(cut.find("dropped the ps bulk connection from 127.0.0.1:"), std::string::npos) << cut;
+  EXPECT_NE(cut.find(": connection lost before the request header"), std::string::npos) << cut;
+  const uint32_t oversized = net::kMaxPsBulkHeaderBytes + 1;
+  std::string request(5, '\0');
+  request[0] = char(net::PsBulkOp::read);
+  std::memcpy(&request[1], &oversized, 4);
+  EXPECT_NE(log_of_proven_sending(local, request)
+                .find(": request header of " + std::to_string(oversized) + " bytes (at most " +
+                      std::to_string(net::kMaxPsBulkHeaderBytes) + ")"),
+            std::string::npos);
 }
