@@ -104,26 +104,39 @@ std::vector<char> request_bytes(uint8_t op, const std::vector<char>& header) {
   return request;
 }
 
-// Reads the status byte: the shard's error for an error reply, ok otherwise. A broken
-// connection throws unavailable (`lost` names the shard and the transfer), a silent one
-// deadline_exceeded (`silent`).
+// Reads `size` bytes of a reply, or throws: deadline_exceeded (`silent`) when the socket's
+// timeout passed, for the ps task is alive but stopped sending (stopped, overloaded), unavailable
+// (`lost`) when the connection broke. `where` says how far the reply had come.
+void read_reply(int fd, void* data, size_t size, const std::string& lost, const std::string& silent,
+                const char* where) {
+  errno = 0;
+  if (net::read_all(fd, data, size)) return;
+  if (errno == EAGAIN || errno == EWOULDBLOCK)
+    throw Error(Code::deadline_exceeded, silent + ": no progress within the timeout " + where);
+  throw unavailable(lost + ": connection lost " + where);
+}
+
+// Reads the status byte: the shard's error for an error reply, ok otherwise.
 Status read_status(int fd, const std::string& lost, const std::string& silent) {
   uint8_t status = 0;
   errno = 0;
   if (!net::read_all(fd, &status, 1)) {
-    // The socket's timeout passed: the ps task is alive but silent (stopped, overloaded).
+    // Nothing of the reply came: the ps task did not answer at all.
     if (errno == EAGAIN || errno == EWOULDBLOCK) throw Error(Code::deadline_exceeded, silent);
     throw unavailable(lost + ": connection lost before the reply");
   }
   if (status == net::kPsBulkOk) return Status::ok_status();
+  if (status != net::kPsBulkError)
+    throw unavailable(lost + ": malformed reply (status " + std::to_string(status) + ")");
   int32_t code = 0;
   uint32_t length = 0;
-  if (status != net::kPsBulkError || !net::read_all(fd, &code, 4) ||
-      !net::read_all(fd, &length, 4) || length > net::kMaxPsBulkErrorBytes)
-    throw unavailable(lost + ": malformed reply (status " + std::to_string(status) + ")");
+  read_reply(fd, &code, 4, lost, silent, "inside an error reply");
+  read_reply(fd, &length, 4, lost, silent, "inside an error reply");
+  if (length > net::kMaxPsBulkErrorBytes)
+    throw unavailable(lost + ": malformed reply (an error text of " + std::to_string(length) +
+                      " bytes)");
   std::string message(length, '\0');
-  if (!net::read_all(fd, message.data(), length))
-    throw unavailable(lost + ": connection lost inside an error reply");
+  read_reply(fd, message.data(), length, lost, silent, "inside an error reply");
   return Status(Code(code), message);
 }
 
@@ -232,13 +245,13 @@ ps_value_msg PsBulkClient::receive_value(Sent sent) {
 
 ps_ack_msg PsBulkClient::receive_ack(Sent sent) {
   auto c = await_reply(sent);
-  const std::string gone = lost(sent);
+  const std::string gone = lost(sent), quiet = silent(sent.name_, sent.what_);
   uint32_t length = 0;
-  if (!net::read_all(c->fd, &length, 4) || length > net::kMaxPsBulkHeaderBytes)
-    throw unavailable(gone + ": connection lost before the acknowledgement");
+  read_reply(c->fd, &length, 4, gone, quiet, "before the acknowledgement");
+  if (length > net::kMaxPsBulkHeaderBytes)
+    throw unavailable(gone + ": malformed acknowledgement (" + std::to_string(length) + " bytes)");
   std::vector<char> bytes(length);
-  if (!net::read_all(c->fd, bytes.data(), length))
-    throw unavailable(gone + ": connection lost inside the acknowledgement");
+  read_reply(c->fd, bytes.data(), length, gone, quiet, "inside the acknowledgement");
   ps_ack_msg ack;
   if (auto err = wire::from_bytes(bytes.data(), bytes.size(), ack))
     throw unavailable(gone + ": malformed acknowledgement");

@@ -71,9 +71,10 @@ class PsBulkClient {
   bool carries(const ps_gather_msg& msg, uint64_t row_bytes) const;
 
   /// The shard's reply to `msg`, through the bulk connection. A shard error is thrown as the
-  /// shard's troupe::Error; a connection that breaks or stalls as unavailable naming the shard,
-  /// the variable and how far the transfer got ("... went away during a bulk pull of variable
-  /// 'w': connection lost mid-chunk after N of M payload bytes").
+  /// shard's troupe::Error; a connection that breaks as unavailable naming the shard, the
+  /// variable and how far the transfer got ("... went away during a bulk pull of variable 'w':
+  /// connection lost mid-chunk after N of M payload bytes"); one that stalls, at any point, as
+  /// deadline_exceeded ("... did not answer within T ms (bulk pull)...").
   ps_value_msg read(const ps_read_msg& msg) { return receive_value(send(msg)); }
   ps_value_msg gather(const ps_gather_msg& msg) { return receive_value(send(msg)); }
   ps_ack_msg write(const ps_write_msg& msg) { return receive_ack(send(msg)); }
