@@ -18,6 +18,7 @@
 #include "bench/serve_process.hpp"
 #include "bench/tcp_loopback.hpp"
 #include "cli/command_line.hpp"
+#include "coordinator/cluster/cross_memory_policy.hpp"
 #include "coordinator/mirrored_strategy.hpp"
 #include "coordinator/runtime.hpp"
 
@@ -83,7 +84,7 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
   int replicas = 2, processes = 0;
   std::string algo = "ring", sizes_text = "4KiB,64KiB,1MiB,16MiB,64MiB",
               transport = "shared_memory", inline_text = "0", small_text = "64KiB",
-              large_text = "64KiB", cross_memory = "on";
+              large_text = "64KiB", cross_memory = "auto";
   options.add_options()("json", po::bool_switch(&json), "print one JSON object instead of a table")(
       "algo", po::value(&algo)->default_value("ring"), "ring, one_device or hierarchical")(
       "replicas", po::value(&replicas)->default_value(2), "CPU replicas in this process")(
@@ -105,10 +106,11 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
                                 "this many bytes are summed through the shared-memory rendezvous "
                                 "in 1 MiB pieces on the calling thread (0: never; the ring "
                                 "over the data plane instead)")(
-      "cross-memory", po::value(&cross_memory)->default_value("on"),
+      "cross-memory", po::value(&cross_memory)->default_value("auto"),
       "with --processes and --transport direct: on: large all-reduces of at least 1 MiB read "
-      "the other ranks' memory directly (process_vm_readv) where every rank can; off: always the "
-      "pieces");
+      "the other ranks' memory directly (process_vm_readv) where every rank can; auto: so where "
+      "process_vm_readv is fast enough here for that to pay (each rank measures it once); off: "
+      "always the pieces");
   po::variables_map vm;
   if (!parse_command_line(
           "troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]", args,
@@ -136,8 +138,11 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
     throw po::error("--large-bytes applies only with --processes and --transport direct");
   if (!vm["cross-memory"].defaulted() && !(processes && transport == "direct"))
     throw po::error("--cross-memory applies only with --processes and --transport direct");
-  if (cross_memory != "on" && cross_memory != "off")
-    throw po::error("--cross-memory must be on or off, got '" + cross_memory + "'");
+  try {
+    parse_cross_memory_policy(cross_memory, "--cross-memory");  // the peers parse it again
+  } catch (const Error& e) {
+    throw po::error(e.what());
+  }
   const size_t large_bytes =
       processes && transport == "direct" ? parse_byte_size("--large-bytes", large_text) : 0;
   std::vector<size_t> sizes;

@@ -85,7 +85,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   int rank = 0, size = 2, repeat = 1;
   std::string algo = "ring", dtype_name = "float32", count_text = "1M", chunk_text = "1MiB";
   std::string secret_file, tls_dir, node, transport = "direct", inline_text = "0";
-  std::string small_text = "0", large_text = "0", cross_memory = "on";
+  std::string small_text = "0", large_text = "0", cross_memory = "auto";
   int timeout_ms = 30000;
   uint64_t seed = 0;
   int concurrent = 1;
@@ -118,9 +118,10 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "large-bytes", po::value(&large_text)->default_value("0"),
       "with --transport direct: all-reduces of at least this many bytes are summed through the "
       "shared-memory rendezvous in pieces of --chunk-bytes, on the calling thread (0: never)")(
-      "cross-memory", po::value(&cross_memory)->default_value("on"),
+      "cross-memory", po::value(&cross_memory)->default_value("auto"),
       "on: large all-reduces of at least 1 MiB read the other ranks' memory directly where every "
-      "rank can (process_vm_readv), else take the pieces; off: always the pieces");
+      "rank can (process_vm_readv), else take the pieces; auto: so where process_vm_readv is fast "
+      "enough here for that to pay (measured once); off: always the pieces");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;
@@ -146,8 +147,12 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     throw po::error("--small-bytes needs --transport direct (ranks on this host), got '" +
                     transport + "'");
   const size_t large_bytes = parse_byte_size("--large-bytes", large_text);
-  if (cross_memory != "on" && cross_memory != "off")
-    throw po::error("--cross-memory must be on or off, got '" + cross_memory + "'");
+  CrossMemoryPolicy cross_memory_policy;
+  try {
+    cross_memory_policy = parse_cross_memory_policy(cross_memory, "--cross-memory");
+  } catch (const Error& e) {
+    throw po::error(e.what());
+  }
   if (large_bytes > 0 && transport != "direct")
     throw po::error("--large-bytes needs --transport direct (ranks on this host), got '" +
                     transport + "'");
@@ -252,10 +257,12 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
         std::cerr << "troupe collective-peer: rank " << rank << " all-reduces of at least "
                   << large_bytes << " bytes are summed in shared memory in pieces of "
                   << rendezvous->slot_bytes() << " bytes"
-                  << (cross_memory == "on"
+                  << (cross_memory_allowed(cross_memory_policy)
                           ? " (from " + std::to_string(kCrossMemoryMinBytes) +
-                                " bytes read from the other ranks' memory where every rank can)"
-                          : std::string(" (--cross-memory off)"))
+                                " bytes read from the other ranks' memory where every rank can; "
+                                "--cross-memory " +
+                                describe_cross_memory(cross_memory_policy) + ")"
+                          : " (--cross-memory " + describe_cross_memory(cross_memory_policy) + ")")
                   << std::endl;
     }
     const bool meet =
@@ -277,9 +284,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       std::vector<handle> pending;
       for (int j = 0; j < concurrent && meet; ++j) {
         try {
-          results[size_t(j)] = rendezvous_all_reduce_sum(*rendezvous, rank, inputs[size_t(j)],
-                                                         std::chrono::milliseconds(timeout_ms),
-                                                         group_failure.get(), cross_memory == "on");
+          results[size_t(j)] = rendezvous_all_reduce_sum(
+              *rendezvous, rank, inputs[size_t(j)], std::chrono::milliseconds(timeout_ms),
+              group_failure.get(), cross_memory_allowed(cross_memory_policy));
         } catch (const std::exception& e) {
           if (failure.empty()) failure = e.what();
         }

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "coordinator/cluster/cross_memory_policy.hpp"
 #include "core/tensor.hpp"
 #include "net/shm_rendezvous.hpp"
 

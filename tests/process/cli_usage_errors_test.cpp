@@ -78,10 +78,11 @@ TEST(CliUsageErrors, LargeAllReducesInSharedMemoryNeedRanksOnThisHostAndWholePie
       << bench.err();
 }
 
-TEST(CliUsageErrors, CrossMemoryIsOnOrOffAndNeedsRanksOnThisHost) {
+TEST(CliUsageErrors, CrossMemoryIsAutoOnOrOffAndNeedsRanksOnThisHost) {
   TroupeProcess peer({"collective-peer", "--rank", "0", "--size", "2", "--cross-memory", "yes"});
   EXPECT_EQ(peer.wait(60s), 2);
-  EXPECT_TRUE(contains(peer.err(), "--cross-memory must be on or off, got 'yes'")) << peer.err();
+  EXPECT_TRUE(contains(peer.err(), "--cross-memory must be auto, on or off, got 'yes'"))
+      << peer.err();
   TroupeProcess bench({"bench", "allreduce", "--cross-memory", "off"});
   EXPECT_EQ(bench.wait(60s), 2);
   EXPECT_TRUE(
@@ -89,5 +90,6 @@ TEST(CliUsageErrors, CrossMemoryIsOnOrOffAndNeedsRanksOnThisHost) {
       << bench.err();
   TroupeProcess odd({"bench", "allreduce", "--processes", "2", "--cross-memory", "maybe"});
   EXPECT_EQ(odd.wait(60s), 2);
-  EXPECT_TRUE(contains(odd.err(), "--cross-memory must be on or off, got 'maybe'")) << odd.err();
+  EXPECT_TRUE(contains(odd.err(), "--cross-memory must be auto, on or off, got 'maybe'"))
+      << odd.err();
 }
