@@ -159,7 +159,6 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
   if (large_bytes > 0 && chunk_bytes < 64)
     throw po::error("--large-bytes needs --chunk-bytes of at least 64 (the pieces), got " +
                     std::to_string(chunk_bytes));
-  auto whole_lines = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
   // One slot per rank and parity holds a small all-reduce whole or one piece of a large one.
   const size_t slot_bytes =
       std::max(whole_lines(small_bytes), large_bytes > 0 ? whole_lines(size_t(chunk_bytes)) : 0);
@@ -276,6 +275,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
     std::vector<Tensor> results(inputs.size());
     Tensor result;
     double seconds = 0;
+    CrossMemoryVotes votes;  // a refusal holds for every later all-reduce of this group
     for (int k = 0; k < repeat; ++k) {
       auto started = std::chrono::steady_clock::now();
       std::string failure;
@@ -286,7 +286,7 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
         try {
           results[size_t(j)] = rendezvous_all_reduce_sum(
               *rendezvous, rank, inputs[size_t(j)], std::chrono::milliseconds(timeout_ms),
-              group_failure.get(), cross_memory_allowed(cross_memory_policy));
+              group_failure.get(), cross_memory_allowed(cross_memory_policy), &votes);
         } catch (const std::exception& e) {
           if (failure.empty()) failure = e.what();
         }

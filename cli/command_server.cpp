@@ -161,13 +161,13 @@ int run_server_command(const std::vector<std::string>& args) {
                names.size(), addresses[size_t(rank)].host.c_str(), addresses[size_t(rank)].port,
                group_options.tls ? " with mutual TLS" : "");
   CollectiveGroup group(runtime.system(), addresses, names, rank, group_options);
-  if (auto small = group.small_collectives(); small.rendezvous)
+  if (auto one_host = group.one_host_path(); one_host.rendezvous)
     std::fprintf(stderr,
                  "troupe server %s: all-reduces of at most %zu bytes meet in shared memory "
                  "(every worker is on this host)\n",
-                 me.c_str(), small.rendezvous->slot_bytes());
+                 me.c_str(), one_host.small_bytes);
   auto workers = peer_worker_collective(runtime.system(), group.peer(), rank, names,
-                                        CommunicationOptions{}, group.small_collectives());
+                                        CommunicationOptions{}, group.one_host_path());
   return train_from_command_line("troupe server " + me, run, runtime, workers);
 }
 

@@ -24,13 +24,16 @@ void read_cross_device_ops(const Field& field, SourceMap& source, proto::CrossDe
 }
 
 void read_communication(const Field& field, SourceMap& source, proto::Communication* out) {
-  MapFields c(field, source, {"implementation", "bytes_per_pack", "timeout_ms"});
+  MapFields c(field, source, {"implementation", "bytes_per_pack", "timeout_ms", "cross_memory"});
   out->set_implementation("auto");
+  out->set_cross_memory("auto");
   if (auto impl = c.get("implementation"))
     out->set_implementation(read_choice(*impl, source, {"auto", "ring", "nccl"}));
   if (auto bytes = c.get("bytes_per_pack"))
     out->set_bytes_per_pack(read_integer(*bytes, source, 0));
   if (auto timeout = c.get("timeout_ms")) out->set_timeout_ms(read_integer(*timeout, source, 1));
+  if (auto cross = c.get("cross_memory"))
+    out->set_cross_memory(read_choice(*cross, source, {"auto", "on", "off"}));
 }
 
 void read_devices(const Field& field, SourceMap& source, proto::StrategySpec* out) {

@@ -1,5 +1,6 @@
 #include "coordinator/cluster/collective_group.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <thread>
 
@@ -72,8 +73,10 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
   for (auto& m : members) one_host = one_host && is_loopback_address(m.socket_host());
   std::shared_ptr<ShmRendezvous> offered;
   if (one_host && rank == 0) {
-    // Slots are whole cache lines.
-    offered = offer_rendezvous(size, (options.small_collective_bytes + 63) / 64 * 64);
+    // Slots are whole cache lines, and hold a small pack whole or a large one's piece.
+    offered = offer_rendezvous(
+        size, whole_lines(std::max(options.small_collective_bytes, options.large_piece_bytes)),
+        kLargeAllReduceDepth);
     if (offered) transport.rendezvous = offered->name();
   }
   peer_ = spawn_collective_peer(system, transport);
@@ -109,8 +112,9 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
           "): " + not_ready->message());
     }
     if (one_host)
-      small_.rendezvous = agree_on_rendezvous(system, peers[0], rank, size, offered, *failure);
-    small_.failure = failure;
+      one_host_.rendezvous = agree_on_rendezvous(system, peers[0], rank, size, offered, *failure);
+    one_host_.failure = failure;
+    one_host_.small_bytes = whole_lines(options.small_collective_bytes);
   } catch (...) {
     caf::anon_send_exit(gatekeeper_, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(peer_, caf::exit_reason::user_shutdown);

@@ -34,6 +34,10 @@ struct CollectiveGroupOptions {
   /// all-reduce packs of at most this many bytes meet in a shared-memory rendezvous instead of
   /// the ring (coordinator/cluster/small_collective_rendezvous.hpp); 0: never.
   size_t small_collective_bytes = size_t(64) << 10;
+  /// Larger packs, on one host: read from the other workers' memory where the strategy's
+  /// CommunicationOptions::cross_memory offers it and every worker can, else summed through the
+  /// same rendezvous in pieces of this many bytes.
+  size_t large_piece_bytes = size_t(1) << 20;
   /// The whole group must have assembled by then, or the constructor fails naming who is missing.
   std::chrono::milliseconds assemble_timeout{std::chrono::seconds(60)};
 };
@@ -55,13 +59,13 @@ class CollectiveGroup {
   const std::vector<std::string>& names() const { return names_; }
   /// What peer_worker_collective needs to take small all-reduces around the actors (an empty
   /// rendezvous when the group has none).
-  SmallCollectivePath small_collectives() const { return small_; }
+  OneHostCollectivePath one_host_path() const { return one_host_; }
 
  private:
   caf::actor peer_, gatekeeper_;
   int rank_;
   std::vector<std::string> names_;
-  SmallCollectivePath small_;
+  OneHostCollectivePath one_host_;
 };
 
 }  // namespace troupe

@@ -73,9 +73,11 @@ std::vector<char> meet(ShmRendezvous& rendezvous, int rank, const void* data, si
 std::optional<Tensor> cross_memory_all_reduce_sum(ShmRendezvous& rendezvous, int rank,
                                                   const Tensor& value, bool allowed,
                                                   std::chrono::milliseconds timeout,
-                                                  const ShmRendezvous::StopFn& stop) {
+                                                  const ShmRendezvous::StopFn& stop,
+                                                  CrossMemoryVotes* votes) {
   const int n = rendezvous.ranks();
   if (n < 2) return std::nullopt;  // nothing to read from anyone
+  if (votes && votes->refused) return std::nullopt;
   Tensor sum(value.dtype(), value.shape());
   const auto* input = static_cast<const char*>(value.raw_data());
   auto* output = static_cast<char*>(sum.raw_data());
@@ -98,7 +100,10 @@ std::optional<Tensor> cross_memory_all_reduce_sum(ShmRendezvous& rendezvous, int
          !read_remote(peers[size_t(r)].pid, peers[size_t(r)].input, &probe, 1)))
       readable = 0;
   for (char yes : meet(rendezvous, rank, &readable, 1, timeout, stop))
-    if (yes == 0) return std::nullopt;
+    if (yes == 0) {
+      if (votes) votes->refused = true;
+      return std::nullopt;
+    }
   auto fail = [&](int r, const char* what) {
     const int error = errno;
     // A process that is gone fails the read at once, a moment before the group learns why (its

@@ -26,17 +26,25 @@ namespace troupe {
 /// than the copies they save.
 constexpr size_t kCrossMemoryMinBytes = size_t(1) << 20;
 
+/// What a rank remembers of its group's votes. Once a call found a rank that does not offer
+/// the path or cannot read the others, later calls skip the vote (two meetings) and return
+/// nullopt at once: on every rank alike, for every rank saw the same vote.
+struct CrossMemoryVotes {
+  bool refused = false;
+};
+
 /// Every rank's `value` (same dtype and size everywhere) summed in rank order, the same bits on
 /// every rank as rendezvous_all_reduce_sum; or nullopt on every rank when one of them cannot
-/// read the others' memory. Meets the other ranks four times through `rendezvous` (addresses,
-/// readable, summed, copied): a rank returns only when every rank has finished reading its
-/// memory. Throws like ShmRendezvous::exchange, and unavailable naming the rank whose memory
-/// could not be read midway: `stop`'s reason when it gives one within a second (a process that
-/// died: the group learns why as its connections drop), else "rank R is down: reading its
-/// input (process P) failed: ...".
+/// read the others' memory or is not `allowed` to (recorded in `votes`, when given). Meets the
+/// other ranks four times through `rendezvous` (addresses, readable, summed, copied): a rank
+/// returns only when every rank has finished reading its memory. Throws like
+/// ShmRendezvous::exchange, and unavailable naming the rank whose memory could not be read midway:
+/// `stop`'s reason when it gives one within a second (a process that died: the group learns why as
+/// its connections drop), else "rank R is down: reading its input (process P) failed: ...".
 std::optional<Tensor> cross_memory_all_reduce_sum(ShmRendezvous& rendezvous, int rank,
                                                   const Tensor& value, bool allowed,
                                                   std::chrono::milliseconds timeout,
-                                                  const ShmRendezvous::StopFn& stop);
+                                                  const ShmRendezvous::StopFn& stop,
+                                                  CrossMemoryVotes* votes = nullptr);
 
 }  // namespace troupe

@@ -93,13 +93,19 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(caf::actor_system& system,
 
 Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
                                  std::chrono::milliseconds timeout, const GroupFailure* failure,
-                                 bool cross_memory) {
+                                 bool cross_memory, CrossMemoryVotes* votes) {
   ShmRendezvous::StopFn stop = [failure] { return failure ? failure->why() : std::string(); };
   // Every rank holds the same size, so every rank takes the same branch.
   if (rendezvous.ranks() >= 2 && value.byte_size() >= kCrossMemoryMinBytes)
-    if (auto sum =
-            cross_memory_all_reduce_sum(rendezvous, rank, value, cross_memory, timeout, stop))
+    if (auto sum = cross_memory_all_reduce_sum(rendezvous, rank, value, cross_memory, timeout, stop,
+                                               votes))
       return *std::move(sum);
+  return rendezvous_pieces_sum(rendezvous, rank, value, timeout, failure);
+}
+
+Tensor rendezvous_pieces_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
+                             std::chrono::milliseconds timeout, const GroupFailure* failure) {
+  ShmRendezvous::StopFn stop = [failure] { return failure ? failure->why() : std::string(); };
   const size_t element = dtype_size(value.dtype());
   // Whole elements per piece; a slot always holds at least one (slots are multiples of 64).
   const size_t piece = rendezvous.slot_bytes() / element * element;

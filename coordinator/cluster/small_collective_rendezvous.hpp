@@ -13,6 +13,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "coordinator/cluster/cross_memory_all_reduce.hpp"
 #include "core/collective/group_failure.hpp"
 #include "core/tensor.hpp"
 #include "net/shm_rendezvous.hpp"
@@ -30,6 +31,9 @@ std::shared_ptr<ShmRendezvous> offer_rendezvous(int ranks, size_t slot_bytes, in
 /// Slots per rank of a rendezvous that carries large all-reduces: pieces in flight + 1.
 constexpr int kLargeAllReduceDepth = 4;
 
+/// `bytes` rounded up to whole 64-byte cache lines, as slots are.
+constexpr size_t whole_lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
 /// Called by every rank once its group is ready. Rank 0 passes its offer and waits (at most
 /// `attach_wait`) until every rank attached, then decides; the others ask `rank0_peer` for the
 /// name, attach, and wait for the decision. Returns the rendezvous to use, or null. Throws
@@ -41,15 +45,19 @@ std::shared_ptr<ShmRendezvous> agree_on_rendezvous(
     std::chrono::milliseconds attach_wait = std::chrono::seconds(10));
 
 /// Every rank's `value` (same dtype and size on every rank) summed in rank order through
-/// `rendezvous`, on the calling thread: the same bits on every rank. Values of at least
-/// kCrossMemoryMinBytes are read from the other ranks' memory where every rank can and
-/// `cross_memory` is true on every rank (coordinator/cluster/cross_memory_all_reduce.hpp).
-/// Otherwise a value larger than a slot travels in slot-sized pieces, up to depth() - 1 of them
-/// posted ahead (each piece is one copy into shared memory and one pass that sums it out,
-/// docs/benchmarks.md). A broken group (`failure`, may be null) ends the wait with its reason;
-/// throws like ShmRendezvous::exchange (per piece).
+/// `rendezvous`, on the calling thread: the same bits on every rank. A value larger than a slot
+/// travels in slot-sized pieces, up to depth() - 1 of them posted ahead (each piece is one copy
+/// into shared memory and one pass that sums it out, docs/benchmarks.md). A broken group
+/// (`failure`, may be null) ends the wait with its reason; throws like ShmRendezvous::exchange
+/// (per piece).
+Tensor rendezvous_pieces_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
+                             std::chrono::milliseconds timeout, const GroupFailure* failure);
+
+/// rendezvous_pieces_sum, except that values of at least kCrossMemoryMinBytes are read from the
+/// other ranks' memory where every rank can and `cross_memory` is true on every rank
+/// (coordinator/cluster/cross_memory_all_reduce.hpp; `votes` as there).
 Tensor rendezvous_all_reduce_sum(ShmRendezvous& rendezvous, int rank, const Tensor& value,
                                  std::chrono::milliseconds timeout, const GroupFailure* failure,
-                                 bool cross_memory = true);
+                                 bool cross_memory = true, CrossMemoryVotes* votes = nullptr);
 
 }  // namespace troupe

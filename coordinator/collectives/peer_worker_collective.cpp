@@ -3,7 +3,7 @@
 // flight at once — and waits for every answer. The peer monitors the other workers' peers, so a
 // worker that dies fails the waiting call within milliseconds, naming its rank; this class adds
 // the task names. When the group has a shared-memory rendezvous (every worker on this host),
-// packs that fit its slots skip the actors: the calling thread meets the other workers there.
+// every pack skips the actors: the calling thread meets the other workers there.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -45,13 +45,13 @@ class SingleWorker final : public WorkerCollective {
 class PeerWorkers final : public WorkerCollective {
  public:
   PeerWorkers(caf::actor_system& system, caf::actor peer, int index, std::vector<std::string> names,
-              CommunicationOptions options, SmallCollectivePath small)
+              CommunicationOptions options, OneHostCollectivePath small)
       : self_(system),
         peer_(std::move(peer)),
         index_(index),
         names_(std::move(names)),
         options_(options),
-        small_(std::move(small)) {
+        one_host_(std::move(small)) {
     if (options_.timeout.count() <= 0) options_.timeout = std::chrono::minutes(10);
   }
 
@@ -92,18 +92,19 @@ class PeerWorkers final : public WorkerCollective {
       flats.push_back(concat_flat(parts));
     }
     // Small packs meet in the rendezvous one after another; larger ones are read from the other
-    // workers' memory where every worker can; the rest run on the peer at once. Every worker
-    // makes the same choice for the same pack, so the paths never mix.
+    // workers' memory where every worker offers and can, else summed through the rendezvous in
+    // pieces; without a rendezvous all run on the peer at once. Every worker makes the same
+    // choice for the same pack, so the paths never mix.
     std::vector<Tensor> sums(flats.size()), ring;
     std::vector<size_t> on_ring;
     for (size_t p = 0; p < flats.size(); ++p) {
-      if (small_.rendezvous && flats[p].byte_size() <= small_.rendezvous->slot_bytes()) {
-        sums[p] = small_sum(flats[p]);
-      } else if (auto read = small_.rendezvous ? cross_memory_sum(flats[p]) : std::nullopt) {
-        sums[p] = std::move(*read);
-      } else {
+      if (!one_host_.rendezvous) {
         on_ring.push_back(p);
         ring.push_back(flats[p]);
+      } else if (flats[p].byte_size() <= small_bytes()) {
+        sums[p] = rendezvous_sum(flats[p], "small all-reduce");
+      } else {
+        sums[p] = large_sum(flats[p]);
       }
     }
     if (!ring.empty()) {
@@ -130,37 +131,49 @@ class PeerWorkers final : public WorkerCollective {
   }
 
  private:
-  // Every worker's pack in the rendezvous, summed in rank order: the same bits on every worker.
-  Tensor small_sum(const Tensor& flat) {
+  size_t small_bytes() const {
+    return one_host_.small_bytes ? one_host_.small_bytes : one_host_.rendezvous->slot_bytes();
+  }
+
+  // Every worker's pack through the rendezvous (in one exchange, or in slot-sized pieces),
+  // summed in rank order: the same bits on every worker.
+  Tensor rendezvous_sum(const Tensor& flat, const char* what) {
     try {
-      return rendezvous_all_reduce_sum(*small_.rendezvous, index_, flat, options_.timeout,
-                                       small_.failure.get());
+      return rendezvous_pieces_sum(*one_host_.rendezvous, index_, flat, options_.timeout,
+                                   one_host_.failure.get());
     } catch (const Error& e) {
-      throw Error(e.code(), describe(Status(e.code(), e.what()), "small all-reduce"));
+      throw Error(e.code(), describe(Status(e.code(), e.what()), what));
     }
   }
 
-  // A pack larger than a slot, summed from the other workers' memory; nullopt on every worker
-  // when one of them cannot read the others (then the ring).
-  // The first decision is logged, so that a run's log says which path its large packs took.
-  std::optional<Tensor> cross_memory_sum(const Tensor& flat) {
+  // A pack larger than the small ones: read from the other workers' memory where every worker
+  // offers that and can, else through the rendezvous in pieces. Every worker votes, whether it
+  // offers the path or not, until the group once refused it. The first choice is logged, so that
+  // a run's log says which path its large packs took.
+  Tensor large_sum(const Tensor& flat) {
+    const bool offered = cross_memory_allowed(options_.cross_memory);
     std::optional<Tensor> sum;
     try {
-      auto failure = small_.failure;
+      auto failure = one_host_.failure;
       sum = cross_memory_all_reduce_sum(
-          *small_.rendezvous, index_, flat, true, options_.timeout,
-          [failure] { return failure ? failure->why() : std::string(); });
+          *one_host_.rendezvous, index_, flat, offered, options_.timeout,
+          [failure] { return failure ? failure->why() : std::string(); }, &cross_memory_votes_);
     } catch (const Error& e) {
       throw Error(e.code(), describe(Status(e.code(), e.what()), "all-reduce in shared memory"));
     }
-    if (!cross_memory_logged_) {
-      cross_memory_logged_ = true;
+    if (!large_path_logged_) {
+      large_path_logged_ = true;
+      const std::string why =
+          offered ? std::string("another worker does not offer that or cannot read this one")
+                  : "cross memory " + describe_cross_memory(options_.cross_memory);
+      const std::string path = sum ? std::string("are read from the other workers' memory")
+                                   : "are summed in shared memory in pieces of " +
+                                         std::to_string(one_host_.rendezvous->slot_bytes()) +
+                                         " bytes (" + why + ")";
       std::fprintf(stderr, "troupe: worker %s: all-reduces above %zu bytes %s\n",
-                   names_.at(size_t(index_)).c_str(), small_.rendezvous->slot_bytes(),
-                   sum ? "are read from the other workers' memory"
-                       : "take the ring (a worker cannot read the others' memory)");
+                   names_.at(size_t(index_)).c_str(), small_bytes(), path.c_str());
     }
-    return sum;
+    return sum ? *std::move(sum) : rendezvous_sum(flat, "large all-reduce in shared memory");
   }
 
   std::vector<Tensor> run_packs(const std::vector<Tensor>& flats) {
@@ -211,9 +224,10 @@ class PeerWorkers final : public WorkerCollective {
   int index_;
   std::vector<std::string> names_;
   CommunicationOptions options_;
-  SmallCollectivePath small_;
+  OneHostCollectivePath one_host_;
   std::mutex mutex_;
-  bool cross_memory_logged_ = false;  // under mutex_ (all_reduce_sum holds it)
+  bool large_path_logged_ = false;       // under mutex_ (all_reduce_sum holds it)
+  CrossMemoryVotes cross_memory_votes_;  // under mutex_
   int64_t next_instance_ = 1;
 };
 
@@ -237,7 +251,7 @@ std::shared_ptr<WorkerCollective> single_worker_collective() {
 std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system, caf::actor peer,
                                                          int index, std::vector<std::string> names,
                                                          CommunicationOptions options,
-                                                         SmallCollectivePath small) {
+                                                         OneHostCollectivePath small) {
   if (names.empty() || index < 0 || index >= int(names.size()))
     throw invalid_argument("peer_worker_collective: worker " + std::to_string(index) + " of " +
                            std::to_string(names.size()));

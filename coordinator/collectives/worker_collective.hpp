@@ -13,6 +13,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "coordinator/cluster/cross_memory_policy.hpp"
 #include "core/collective/algorithm_choice.hpp"
 #include "core/tensor.hpp"
 
@@ -37,6 +38,10 @@ struct CommunicationOptions {
   std::chrono::milliseconds timeout{0};
   /// Largest chunk message of the ring between workers.
   int64_t chunk_bytes = 1 << 20;
+  /// Packs above the small ones, between workers of one host: read from each other's memory
+  /// (on), summed through the shared-memory rendezvous in pieces (off), or whichever this host's
+  /// measured rates favour (automatic; coordinator/cluster/cross_memory_policy.hpp).
+  CrossMemoryPolicy cross_memory = CrossMemoryPolicy::automatic;
 };
 
 /// One worker's side of the collectives between workers.
@@ -62,13 +67,15 @@ std::shared_ptr<WorkerCollective> single_worker_collective();
 /// The way around the actors for small all-reduces, when the group has one
 /// (coordinator/cluster/small_collective_rendezvous.hpp), and for larger ones where the workers
 /// may read each other's memory (coordinator/cluster/cross_memory_all_reduce.hpp).
-struct SmallCollectivePath {
-  /// Packs of at most its slot size meet here; larger packs are read from the other workers'
-  /// memory through it where every worker can, else take the ring. Null: every pack takes the
-  /// peer's ring.
+struct OneHostCollectivePath {
+  /// Packs of at most `small_bytes` meet here in one exchange. Larger packs are read from the
+  /// other workers' memory through it where every worker offers that (CommunicationOptions::
+  /// cross_memory) and can, else summed through it in slot-sized pieces. Null: every pack takes
+  /// the peer's ring.
   std::shared_ptr<ShmRendezvous> rendezvous;
   /// The group's failure, which a call waiting in the rendezvous polls to fail naming the rank.
   std::shared_ptr<const GroupFailure> failure;
+  size_t small_bytes = 0;  ///< 0: the rendezvous's slot size
 };
 
 /// Collectives through this worker's collective peer actor, already connected to the other
@@ -77,6 +84,6 @@ struct SmallCollectivePath {
 std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system, caf::actor peer,
                                                          int index, std::vector<std::string> names,
                                                          CommunicationOptions options,
-                                                         SmallCollectivePath small = {});
+                                                         OneHostCollectivePath small = {});
 
 }  // namespace troupe

@@ -32,6 +32,9 @@ std::unique_ptr<Strategy> make_experiment_strategy(caf::actor_system& system,
                                            "strategy.communication.implementation");
     options.communication.bytes_per_pack = c.bytes_per_pack();
     options.communication.timeout = std::chrono::milliseconds(c.timeout_ms());
+    options.communication.cross_memory =
+        parse_cross_memory_policy(c.cross_memory().empty() ? "auto" : c.cross_memory(),
+                                  "strategy.communication.cross_memory");
     options.timeouts = make_strategy_options(e);
     return std::make_unique<MultiWorkerMirroredStrategy>(system, std::move(workers), devices,
                                                          options);

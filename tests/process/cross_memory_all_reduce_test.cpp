@@ -1,12 +1,14 @@
 // The cross-memory all-reduce (coordinator/cluster/cross_memory_all_reduce.hpp) between forked
 // processes: every rank reads the others' memory and gets the rank-order bits; one rank that does
-// not allow it sends every rank back (nullopt on all); sizes that differ are named; a rank that
-// dies after handing out its addresses is named, never waited for past the deadline.
+// not allow it sends every rank back (nullopt on all), and a group remembers that; sizes that
+// differ are named; a rank that dies after handing out its addresses is named, never waited for
+// past the deadline.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <optional>
 #include <thread>
 
 #include "coordinator/cluster/cross_memory_all_reduce.hpp"
@@ -66,6 +68,29 @@ TEST(CrossMemoryAllReduce, EveryRankReadsTheOthersAndGetsTheRankOrderBits) {
 TEST(CrossMemoryAllReduce, OneRankThatDoesNotAllowItSendsEveryRankToThePieces) {
   EXPECT_EQ(run_forked(2, 1 << 18, DType::float32, 1), (std::vector<int>{1, 1}));
   EXPECT_EQ(run_forked(3, 1 << 16, DType::float32, 0), (std::vector<int>{1, 1, 1}));
+}
+
+// The refusal is remembered: after a vote that one rank refused, the next call returns nullopt
+// without meeting anyone (rank 1 makes no second call here; were it awaited, the call would end
+// deadline_exceeded after 200 ms).
+TEST(CrossMemoryAllReduce, AGroupThatRefusedOnceTakesThePiecesWithoutVotingAgain) {
+  auto creator = ShmRendezvous::create(2, 4096, 2);
+  auto other = ShmRendezvous::open(creator->name(), 2);
+  const int64_t count = 1 << 18;
+  CrossMemoryVotes mine, theirs;
+  std::optional<Tensor> refused_there = Tensor();
+  std::thread one([&] {
+    refused_there = cross_memory_all_reduce_sum(*other, 1, input_of(1, count, DType::float32),
+                                                false, milliseconds(30000), {}, &theirs);
+  });
+  EXPECT_FALSE(cross_memory_all_reduce_sum(*creator, 0, input_of(0, count, DType::float32), true,
+                                           milliseconds(30000), {}, &mine));
+  one.join();
+  EXPECT_FALSE(refused_there);
+  EXPECT_TRUE(mine.refused);
+  EXPECT_TRUE(theirs.refused);
+  EXPECT_FALSE(cross_memory_all_reduce_sum(*creator, 0, input_of(0, count, DType::float32), true,
+                                           milliseconds(200), {}, &mine));
 }
 
 TEST(CrossMemoryAllReduce, RanksWhoseValuesDifferInSizeAreNamed) {

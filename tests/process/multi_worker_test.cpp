@@ -79,6 +79,28 @@ class MultiWorker : public ::testing::Test {
     }
   }
 
+  // A 100 KB gradient pack (256 x 96 + ... float32 parameters), above the 64 KiB of the small
+  // packs, trained on 2 workers with `cross_memory` set to `value`; expects the log to name the
+  // path its packs took and the weights to match one process's.
+  void expect_large_packs_take(const std::string& value, const std::string& log) {
+    const std::string wide = "input_dim: 256, hidden: [96]";
+    auto mw = write_experiment(
+        "mw",
+        "{kind: multi_worker_mirrored, devices: [CPU:0, CPU:1], communication: {implementation: "
+        "ring, cross_memory: " +
+            value + "}}",
+        12, 0, wide);
+    auto one = write_experiment("one", "{kind: mirrored, devices: [CPU:0, CPU:1, CPU:2, CPU:3]}",
+                                12, 0, wide);
+    std::string out;
+    TroupeProcess launch({"launch", "-n", "2", mw});
+    ASSERT_EQ(run_to_end(launch, &out), 0) << out;
+    EXPECT_TRUE(contains(out, log)) << out;
+    TroupeProcess single({"run", one});
+    ASSERT_EQ(run_to_end(single, &out), 0) << out;
+    expect_close(final_weights("mw"), final_weights("one"), 1e-5);
+  }
+
   fs::path dir_;
 };
 
@@ -104,22 +126,15 @@ TEST_F(MultiWorker, TwoWorkersTimesTwoReplicasTrainLikeOneProcessTimesFourAndOnl
   EXPECT_TRUE(fs::exists(dir_ / "mw" / "metrics.csv"));
 }
 
-TEST_F(MultiWorker, PacksAboveTheRendezvousSlotAreReadFromTheOtherWorkersMemory) {
-  // 256 x 96 + ... float32 parameters: a 100 KB gradient pack, above the 64 KiB slot.
-  const std::string wide = "input_dim: 256, hidden: [96]";
-  auto mw = write_experiment("mw", kMultiWorker, 12, 0, wide);
-  auto one = write_experiment("one", "{kind: mirrored, devices: [CPU:0, CPU:1, CPU:2, CPU:3]}", 12,
-                              0, wide);
-  std::string out;
-  TroupeProcess launch({"launch", "-n", "2", mw});
-  ASSERT_EQ(run_to_end(launch, &out), 0) << out;
-  EXPECT_TRUE(contains(out,
-                       "all-reduces above 65536 bytes are read from the other workers' "
-                       "memory"))
-      << out;
-  TroupeProcess single({"run", one});
-  ASSERT_EQ(run_to_end(single, &out), 0) << out;
-  expect_close(final_weights("mw"), final_weights("one"), 1e-5);
+TEST_F(MultiWorker, WithCrossMemoryOnPacksAboveTheSmallOnesAreReadFromTheOtherWorkersMemory) {
+  expect_large_packs_take("on",
+                          "all-reduces above 65536 bytes are read from the other workers' memory");
+}
+
+TEST_F(MultiWorker, WithCrossMemoryOffPacksAboveTheSmallOnesAreSummedInSharedMemoryInPieces) {
+  expect_large_packs_take("off",
+                          "all-reduces above 65536 bytes are summed in shared memory in pieces of "
+                          "1048576 bytes (cross memory off)");
 }
 
 TEST_F(MultiWorker, TheSameFileRunsInOneProcessWithTroupeRunToTheSameWeights) {
