@@ -73,10 +73,8 @@ CollectiveGroup::CollectiveGroup(caf::actor_system& system, std::vector<HostPort
   for (auto& m : members) one_host = one_host && is_loopback_address(m.socket_host());
   std::shared_ptr<ShmRendezvous> offered;
   if (one_host && rank == 0) {
-    // Slots are whole cache lines, and hold a small pack whole or a large one's piece.
-    offered = offer_rendezvous(
-        size, whole_lines(std::max(options.small_collective_bytes, options.large_piece_bytes)),
-        kLargeAllReduceDepth);
+    offered =
+        offer_group_rendezvous(size, options.small_collective_bytes, options.large_piece_bytes);
     if (offered) transport.rendezvous = offered->name();
   }
   peer_ = spawn_collective_peer(system, transport);

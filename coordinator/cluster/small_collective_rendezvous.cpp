@@ -44,6 +44,18 @@ std::shared_ptr<ShmRendezvous> offer_rendezvous(int ranks, size_t slot_bytes, in
   }
 }
 
+std::shared_ptr<ShmRendezvous> offer_group_rendezvous(int ranks, size_t small_bytes,
+                                                      size_t piece_bytes) {
+  const size_t slot = whole_lines(std::max(small_bytes, piece_bytes));
+  try {
+    return ShmRendezvous::create(ranks, slot, kLargeAllReduceDepth);
+  } catch (const std::exception& e) {
+    std::cerr << "troupe: large all-reduces go in pieces of " << whole_lines(small_bytes)
+              << " bytes: " << e.what() << std::endl;
+  }
+  return offer_rendezvous(ranks, whole_lines(small_bytes));
+}
+
 std::shared_ptr<ShmRendezvous> agree_on_rendezvous(caf::actor_system& system,
                                                    const caf::actor& rank0_peer, int rank,
                                                    int ranks,

@@ -34,6 +34,14 @@ constexpr int kLargeAllReduceDepth = 4;
 /// `bytes` rounded up to whole 64-byte cache lines, as slots are.
 constexpr size_t whole_lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+/// Rank 0's offer for a multi-worker group: kLargeAllReduceDepth slots per rank, each holding a
+/// small pack (`small_bytes`) or a large pack's piece (`piece_bytes`). Where shared memory
+/// cannot hold that much (a container's small /dev/shm: 16 workers take 64 MiB), two slots of
+/// the small size, so that small packs still meet there and large ones go in small pieces;
+/// null, and a line on stderr, when not even that can be had.
+std::shared_ptr<ShmRendezvous> offer_group_rendezvous(int ranks, size_t small_bytes,
+                                                      size_t piece_bytes);
+
 /// Called by every rank once its group is ready. Rank 0 passes its offer and waits (at most
 /// `attach_wait`) until every rank attached, then decides; the others ask `rank0_peer` for the
 /// name, attach, and wait for the decision. Returns the rendezvous to use, or null. Throws
