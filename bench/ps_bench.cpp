@@ -121,8 +121,8 @@ DenseResult measure_dense(const PsClient& client, const caf::actor& shard, size_
   return r;
 }
 
-// Pushes (assign) of `bytes` per message, timed over about 64 MiB in all: where a value starts
-// to be worth the bulk connection.
+// Pushes (assign) of `bytes` per message, timed over about 64 MiB in all (at most 2048 pushes):
+// where a value starts to be worth the bulk connection.
 double measure_push_gbps(const PsClient& client, const caf::actor& shard, size_t bytes,
                          const std::string& path) {
   const std::string name = "push_" + path + "_" + std::to_string(bytes);
@@ -130,7 +130,7 @@ double measure_push_gbps(const PsClient& client, const caf::actor& shard, size_t
   client.create(shard, ps_create_msg{{name, "", {}, {}}, value});
   ps_write_msg push{name, uint8_t(ShardWrite::assign), 0, Tensor(), value};
   client.write(shard, push);
-  const int reps = int(std::max<size_t>(4, (size_t(64) << 20) / bytes));
+  const int reps = int(std::clamp<size_t>((size_t(64) << 20) / bytes, 4, 2048));
   auto start = Clock::now();
   for (int i = 0; i < reps; ++i) client.write(shard, push);
   return double(bytes) * reps / seconds_since(start) / 1e9;
@@ -272,7 +272,8 @@ int run_ps_bench(const std::vector<std::string>& args) {
     double caf_gbps, bulk_gbps;
   };
   std::vector<SweepPoint> sweep;
-  const size_t kSweepBytes[] = {size_t(64) << 10, size_t(256) << 10, size_t(1) << 20,
+  const size_t kSweepBytes[] = {size_t(1) << 10,  size_t(4) << 10,   size_t(16) << 10,
+                                size_t(64) << 10, size_t(256) << 10, size_t(1) << 20,
                                 size_t(4) << 20};
   {
     PsProcesses ps(kPs, tls);

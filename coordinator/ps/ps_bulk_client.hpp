@@ -20,10 +20,11 @@
 
 namespace troupe {
 
-/// Gathers, pushes and applies that move fewer bytes stay CAF messages. 64 KiB: the smallest
-/// push measured, where the stream already moved 2x the middleman's bytes per second
-/// (docs/parameter_servers.md); smaller ones were not measured.
-constexpr uint64_t kPsBulkMinBytes = uint64_t(64) << 10;
+/// Gathers, pushes and applies that move fewer bytes stay CAF messages. None by default: a push
+/// took the bulk connection a third of the middleman's time at every size measured, 1 KiB to
+/// 4 MiB (`troupe bench ps`'s push_by_size, docs/parameter_servers.md), and a small model's
+/// steps across processes ran 2x as fast once their requests all took it.
+constexpr uint64_t kPsBulkMinBytes = 0;
 
 /// Connections to one ps task kept open between requests (more are closed after use). A batch
 /// has at most this many requests of one ps task in flight at once (PsClient): more would run

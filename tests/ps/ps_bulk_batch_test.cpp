@@ -50,13 +50,14 @@ ps_write_msg assign(const std::string& name, const Tensor& value) {
   return ps_write_msg{name, uint8_t(ShardWrite::assign), 0, Tensor(), value};
 }
 
-// Two ps processes and a client of both.
+// Two ps processes and a client of both, whose gathers, pushes and applies below 64 KiB stay CAF
+// messages (none do by default), so that one batch can hold all three kinds of request.
 class PsBulkBatch : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(ps0.bulk_port, 0) << ps0.child.err();
     ASSERT_NE(ps1.bulk_port, 0) << ps1.child.err();
-    c = std::make_unique<Client>(std::vector<const PsProcess*>{&ps0, &ps1});
+    c = std::make_unique<Client>(std::vector<const PsProcess*>{&ps0, &ps1}, uint64_t(64) << 10);
   }
   // Tables "emb0" (seed 0) on ps:0 and "emb1" (seed `seed1`) on ps:1, `rows` rows each.
   void create_tables(int64_t rows, int seed1) {

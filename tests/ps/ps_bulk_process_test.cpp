@@ -201,12 +201,13 @@ TEST(PsBulkProcess, GathersAndSparseAppliesOfEnoughBytesTakeTheBulkConnection) {
   ps.stop();
 }
 
-// Below the threshold, without a row size, or with more indices than a request header takes
-// (kMaxPsBulkIndexBytes), gathers and sparse applies stay CAF messages, with the same results.
+// Below a client's threshold (64 KiB here; none by default), without a row size, or with more
+// indices than a request header takes (kMaxPsBulkIndexBytes), gathers and sparse applies stay
+// CAF messages, with the same results.
 TEST(PsBulkProcess, SmallGathersAndOnesWithTooManyIndicesStayOnCaf) {
   PsProcess ps;
   ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
-  Client c(ps);
+  Client c(ps, uint64_t(64) << 10);
   c.client->create(c.shard(), ps_create_msg{{"emb", "", {}, {}}, table()});
   const Tensor few = some_rows(16);  // 4 KiB of rows
   expect_rows(c.client->gather_all({{c.shard(), ps_gather_msg{"emb", few}}}, kRowBytes)[0], few);

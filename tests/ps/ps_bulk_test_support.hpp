@@ -81,8 +81,10 @@ struct Client {
   std::vector<std::shared_ptr<PsBulkClient>> bulks;
   std::shared_ptr<PsBulkClient> bulk;
 
-  explicit Client(const PsProcess& ps) : Client(std::vector<const PsProcess*>{&ps}) {}
-  explicit Client(const std::vector<const PsProcess*>& ps) {
+  // `min_bytes`: smaller gathers, pushes and applies stay CAF messages (PsBulkClientOptions).
+  explicit Client(const PsProcess& ps, uint64_t min_bytes = kPsBulkMinBytes)
+      : Client(std::vector<const PsProcess*>{&ps}, min_bytes) {}
+  explicit Client(const std::vector<const PsProcess*>& ps, uint64_t min_bytes = kPsBulkMinBytes) {
     configure_actor_system(cfg, networked());
     sys = std::make_unique<caf::actor_system>(cfg);
     for (size_t k = 0; k < ps.size(); ++k) {
@@ -102,6 +104,7 @@ struct Client {
       options.secret = kSecret;
       options.label = "ps shard " + shards.labels()[k];
       options.timeout = std::chrono::seconds(120);
+      options.min_bytes = min_bytes;
       bulks.push_back(std::make_shared<PsBulkClient>(options));
       client->use_bulk(shards.handles[k], bulks.back());
     }
