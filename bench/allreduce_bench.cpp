@@ -108,9 +108,9 @@ int run_allreduce_bench(const std::vector<std::string>& args) {
                                 "over the data plane instead)")(
       "cross-memory", po::value(&cross_memory)->default_value("auto"),
       "with --processes and --transport direct: on: large all-reduces of at least 1 MiB read "
-      "the other ranks' memory directly (process_vm_readv) where every rank can; auto: so where "
-      "process_vm_readv is fast enough here for that to pay (each rank measures it once); off: "
-      "always the pieces");
+      "the other ranks' memory directly (process_vm_readv) where every rank can; auto: like on, "
+      "where process_vm_readv is fast enough here for that to pay (each rank measures it once); "
+      "off: always the pieces");
   po::variables_map vm;
   if (!parse_command_line(
           "troupe bench allreduce [--algo A] [--replicas N] [--processes P] [--json]", args,

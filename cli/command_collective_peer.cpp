@@ -120,8 +120,9 @@ int run_collective_peer_command(const std::vector<std::string>& args) {
       "shared-memory rendezvous in pieces of --chunk-bytes, on the calling thread (0: never)")(
       "cross-memory", po::value(&cross_memory)->default_value("auto"),
       "on: large all-reduces of at least 1 MiB read the other ranks' memory directly where every "
-      "rank can (process_vm_readv), else take the pieces; auto: so where process_vm_readv is fast "
-      "enough here for that to pay (measured once); off: always the pieces");
+      "rank can (process_vm_readv), else take the pieces; auto: like on, where "
+      "process_vm_readv is fast enough here for that to pay (measured once); off: always the "
+      "pieces");
   po::variables_map vm;
   if (!parse_command_line("troupe collective-peer --rank R --size N [options]", args, options, vm))
     return 0;

@@ -45,13 +45,13 @@ class SingleWorker final : public WorkerCollective {
 class PeerWorkers final : public WorkerCollective {
  public:
   PeerWorkers(caf::actor_system& system, caf::actor peer, int index, std::vector<std::string> names,
-              CommunicationOptions options, OneHostCollectivePath small)
+              CommunicationOptions options, OneHostCollectivePath one_host)
       : self_(system),
         peer_(std::move(peer)),
         index_(index),
         names_(std::move(names)),
         options_(options),
-        one_host_(std::move(small)) {
+        one_host_(std::move(one_host)) {
     if (options_.timeout.count() <= 0) options_.timeout = std::chrono::minutes(10);
   }
 
@@ -251,16 +251,16 @@ std::shared_ptr<WorkerCollective> single_worker_collective() {
 std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system, caf::actor peer,
                                                          int index, std::vector<std::string> names,
                                                          CommunicationOptions options,
-                                                         OneHostCollectivePath small) {
+                                                         OneHostCollectivePath one_host) {
   if (names.empty() || index < 0 || index >= int(names.size()))
     throw invalid_argument("peer_worker_collective: worker " + std::to_string(index) + " of " +
                            std::to_string(names.size()));
-  if (small.rendezvous && small.rendezvous->ranks() != int(names.size()))
+  if (one_host.rendezvous && one_host.rendezvous->ranks() != int(names.size()))
     throw invalid_argument("peer_worker_collective: a rendezvous of " +
-                           std::to_string(small.rendezvous->ranks()) + " ranks for " +
+                           std::to_string(one_host.rendezvous->ranks()) + " ranks for " +
                            std::to_string(names.size()) + " workers");
   return std::make_shared<PeerWorkers>(system, std::move(peer), index, std::move(names), options,
-                                       std::move(small));
+                                       std::move(one_host));
 }
 
 }  // namespace troupe

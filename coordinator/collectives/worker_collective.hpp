@@ -64,9 +64,9 @@ class WorkerCollective {
 /// The collectives of a group of one worker: every call returns its input.
 std::shared_ptr<WorkerCollective> single_worker_collective();
 
-/// The way around the actors for small all-reduces, when the group has one
-/// (coordinator/cluster/small_collective_rendezvous.hpp), and for larger ones where the workers
-/// may read each other's memory (coordinator/cluster/cross_memory_all_reduce.hpp).
+/// The way around the actors when every worker is on one host: a shared-memory rendezvous
+/// (coordinator/cluster/small_collective_rendezvous.hpp), through which larger packs may also be
+/// read from each other's memory (coordinator/cluster/cross_memory_all_reduce.hpp).
 struct OneHostCollectivePath {
   /// Packs of at most `small_bytes` meet here in one exchange. Larger packs are read from the
   /// other workers' memory through it where every worker offers that (CommunicationOptions::
@@ -84,6 +84,6 @@ struct OneHostCollectivePath {
 std::shared_ptr<WorkerCollective> peer_worker_collective(caf::actor_system& system, caf::actor peer,
                                                          int index, std::vector<std::string> names,
                                                          CommunicationOptions options,
-                                                         OneHostCollectivePath small = {});
+                                                         OneHostCollectivePath one_host = {});
 
 }  // namespace troupe
