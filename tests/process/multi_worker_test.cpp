@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "experiment/checkpoint/checkpoint.hpp"
 #include "tests/process/basp_attack.hpp"
@@ -246,6 +247,18 @@ TEST_F(MultiWorker, TheMultiWorkerExampleTrainsToTheDemosAccuracyWithLaunch) {
   // The demo (mlp_mirrored, one process) reaches 100% on this synthetic set; over the last 50
   // steps of 100 the launched run must be there too.
   EXPECT_GE(std::stod(m[1]), 99.0) << out;
+  // Its 814 KB gradient pack took whichever large path cross_memory: auto (the default) chose
+  // with this host's rates, and every worker agreed on it: both name the same path.
+  const std::regex large_path(R"(worker /job:worker/task:(\d): all-reduces above 65536 bytes )"
+                              R"((are read from the other workers' memory|are summed in shared )"
+                              R"(memory in pieces of 1048576 bytes))");
+  std::set<std::string> paths, workers;
+  for (std::sregex_iterator it(out.begin(), out.end(), large_path), end; it != end; ++it) {
+    workers.insert((*it)[1]);
+    paths.insert((*it)[2]);
+  }
+  EXPECT_EQ(workers.size(), 2u) << out;
+  EXPECT_EQ(paths.size(), 1u) << out;
   EXPECT_TRUE(fs::exists(dir_ / "example" / "ckpt-100.manifest")) << out;
 }
 
