@@ -67,8 +67,15 @@ bool cross_memory_allowed(CrossMemoryPolicy policy) {
 }
 
 std::string describe_cross_memory(CrossMemoryPolicy policy) {
+  // Measures only where the text depends on it.
+  static const CrossMemoryRates unmeasured;
+  return describe_cross_memory(
+      policy, policy == CrossMemoryPolicy::automatic ? cross_memory_rates() : unmeasured);
+}
+
+std::string describe_cross_memory(CrossMemoryPolicy policy, const CrossMemoryRates& r) {
   if (policy != CrossMemoryPolicy::automatic) return policy == CrossMemoryPolicy::on ? "on" : "off";
-  const CrossMemoryRates& r = cross_memory_rates();
+  if (r.readv_gbps <= 0) return "auto: process_vm_readv is not permitted here, so the pieces";
   char text[160];
   std::snprintf(text, sizeof text, "auto: process_vm_readv %.1f GB/s, memcpy %.1f GB/s here, so %s",
                 r.readv_gbps, r.memcpy_gbps, r.pays ? "the cross-memory path" : "the pieces");

@@ -32,7 +32,9 @@ const CrossMemoryRates& cross_memory_rates();
 /// Whether this rank offers the cross-memory path under `policy`.
 bool cross_memory_allowed(CrossMemoryPolicy policy);
 /// How the log names the choice: "on", "off" or "auto: process_vm_readv X GB/s, memcpy Y GB/s
-/// here, so <the cross-memory path | the pieces>".
+/// here, so <the cross-memory path | the pieces>" (with this process's rates, or `rates`);
+/// "auto: process_vm_readv is not permitted here, so the pieces" when it failed.
 std::string describe_cross_memory(CrossMemoryPolicy policy);
+std::string describe_cross_memory(CrossMemoryPolicy policy, const CrossMemoryRates& rates);
 
 }  // namespace troupe

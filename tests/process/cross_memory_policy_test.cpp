@@ -48,5 +48,19 @@ TEST(CrossMemoryPolicy, TheLogStatesTheMeasuredRatesAndTheChoice) {
   EXPECT_NE(text.find(choice), std::string::npos) << text;
 }
 
+TEST(CrossMemoryPolicy, AProcessThatMayNotReadItselfIsNamedAsSuchAndTakesThePieces) {
+  const CrossMemoryRates failed;  // what measuring gives where process_vm_readv fails
+  EXPECT_FALSE(failed.pays);
+  EXPECT_EQ(describe_cross_memory(CrossMemoryPolicy::automatic, failed),
+            "auto: process_vm_readv is not permitted here, so the pieces");
+  CrossMemoryRates fast;
+  fast.readv_gbps = 20;
+  fast.memcpy_gbps = 30;
+  fast.pays = true;
+  EXPECT_EQ(describe_cross_memory(CrossMemoryPolicy::automatic, fast),
+            "auto: process_vm_readv 20.0 GB/s, memcpy 30.0 GB/s here, so the cross-memory path");
+  EXPECT_EQ(describe_cross_memory(CrossMemoryPolicy::off, fast), "off");
+}
+
 }  // namespace
 }  // namespace troupe
