@@ -180,7 +180,12 @@ PsBulkClient::Sent PsBulkClient::start(uint8_t op, const std::string& name,
   sent.name_ = name;
   sent.what_ = what;
   try {
-    sent.connection_ = acquire();
+    try {
+      sent.connection_ = acquire();
+    } catch (const Error& e) {
+      sent.refused_ = e.code() == Code::unavailable;
+      throw;
+    }
     const int fd = sent.connection_->fd;
     const std::vector<char> request = request_bytes(op, header);
     if (!stream) {

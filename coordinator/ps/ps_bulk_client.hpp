@@ -91,6 +91,9 @@ class PsBulkClient {
     Sent(Sent&&) noexcept;
     Sent& operator=(Sent&&) noexcept;
     ~Sent();
+    /// No connection could be made or proved, so nothing was sent (the ps task took no new
+    /// connection: at its limit, or gone): the request may still go another way.
+    bool refused() const { return refused_; }
 
    private:
     friend class PsBulkClient;
@@ -98,6 +101,7 @@ class PsBulkClient {
     std::string name_;
     const char* what_ = "";
     std::exception_ptr failure_;
+    bool refused_ = false;
   };
   Sent send(const ps_read_msg& msg);
   Sent send(const ps_gather_msg& msg);
@@ -106,6 +110,9 @@ class PsBulkClient {
   /// The reply to a sent pull or gather, and to a sent push or apply; errors as read() etc.
   ps_value_msg receive_value(Sent sent);
   ps_ack_msg receive_ack(Sent sent);
+
+  /// True the first time a Sent of this client was refused (so that it is logged once).
+  bool first_refusal() { return !refusal_seen_.exchange(true); }
 
   /// Payload bytes written so far (grows while a push is under way) and read (after each pull).
   uint64_t bytes_sent() const { return sent_; }
@@ -127,6 +134,7 @@ class PsBulkClient {
   std::mutex mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;
   std::atomic<uint64_t> sent_{0}, received_{0};
+  std::atomic<bool> refusal_seen_{false};
 };
 
 }  // namespace troupe

@@ -4,6 +4,7 @@
 #include <exception>
 #include <functional>
 #include <future>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -221,11 +222,22 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
           .at(0);
     }
   };
-  auto whole = [&](size_t i) {
-    return or_backup(i, [&] {
-      return receive(*bulk[i], bulk[i]->send(requests[i].second), static_cast<Reply*>(nullptr));
-    });
+  // A request whose bulk connection could not be made (nothing was sent: the ps task takes no
+  // new connection, at its limit or gone) goes to the same shard through CAF, where a shard
+  // that is gone fails over as always.
+  auto reply_to = [&](size_t i, PsBulkClient::Sent sent) -> Reply {
+    if (sent.refused()) {
+      const caf::actor& shard = requests[i].first;
+      if (bulk[i]->first_refusal())
+        std::cerr << "troupe: " << label_of(shard, names)
+                  << ": its bulk port took no new connection; such requests go through CAF\n";
+      return ask_all<Reply, Msg>(sys, timeout, {{shard, requests[i].second}}, names, failover)
+          .at(0);
+    }
+    return or_backup(
+        i, [&] { return receive(*bulk[i], std::move(sent), static_cast<Reply*>(nullptr)); });
   };
+  auto whole = [&](size_t i) { return reply_to(i, bulk[i]->send(requests[i].second)); };
   std::vector<Reply> out(requests.size());
   std::exception_ptr failure;
   auto keep_first_failure = [&] {
@@ -257,8 +269,7 @@ std::vector<Reply> ask_routed(caf::actor_system& sys, std::chrono::milliseconds 
     }
     for (size_t i : in_turn) {
       try {
-        out[i] = or_backup(
-            i, [&] { return receive(*bulk[i], std::move(sent[i]), static_cast<Reply*>(nullptr)); });
+        out[i] = reply_to(i, std::move(sent[i]));
       } catch (...) {
         keep_first_failure();
       }

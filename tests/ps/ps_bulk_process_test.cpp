@@ -230,6 +230,37 @@ TEST(PsBulkProcess, SmallGathersAndOnesWithTooManyIndicesStayOnCaf) {
   ps.stop();
 }
 
+// A ps task whose bulk port takes no new connection (here its 64 places for connections that
+// have not proved the secret are held by raw dials) still serves the request: it goes to the
+// shard through CAF, with the same result, nothing moves on the bulk connection, and the client
+// says so once.
+TEST(PsBulkProcess, ARequestWhoseBulkConnectionIsRefusedGoesThroughCafOnce) {
+  PsProcess ps;
+  ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
+  Client c(ps);
+  const Tensor value = pattern(1000, 7);
+  c.client->create(c.shard(), ps_create_msg{{"w", "", {}, {}}, value});
+  std::vector<int> strangers;
+  for (int k = 0; k < 64; ++k) strangers.push_back(net::connect_to("127.0.0.1", ps.bulk_port));
+  ::testing::internal::CaptureStderr();
+  const Tensor first = c.client->read(c.shard(), "w");
+  const ps_ack_msg ack = c.client->write(
+      c.shard(), ps_write_msg{"w", uint8_t(ShardWrite::assign), 0, Tensor(), pattern(1000, 8)});
+  const Tensor second = c.client->read(c.shard(), "w");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  for (int fd : strangers) ::close(fd);
+  EXPECT_TRUE(same_bytes(first, value));
+  EXPECT_TRUE(ack.applied);
+  EXPECT_TRUE(same_bytes(second, pattern(1000, 8)));
+  EXPECT_EQ(c.bulk->bytes_sent(), 0u);
+  EXPECT_EQ(c.bulk->bytes_received(), 0u);
+  const std::string said = "its bulk port took no new connection; such requests go through CAF";
+  EXPECT_NE(log.find(said), std::string::npos) << log;
+  EXPECT_EQ(log.find(said), log.rfind(said)) << "said more than once: " << log;
+  EXPECT_TRUE(ps.logged("64 have not proved the secret yet"));
+  ps.stop();
+}
+
 TEST(PsBulkProcess, UsePsBulkAsksTheShardForItsPort) {
   PsProcess ps;
   ASSERT_NE(ps.bulk_port, 0) << ps.child.err();
