@@ -101,7 +101,7 @@ class PeerWorkers final : public WorkerCollective {
       if (!one_host_.rendezvous) {
         on_ring.push_back(p);
         ring.push_back(flats[p]);
-      } else if (flats[p].byte_size() <= small_bytes()) {
+      } else if (flats[p].byte_size() <= one_host_.small_bytes) {
         sums[p] = rendezvous_sum(flats[p], "small all-reduce");
       } else {
         sums[p] = large_sum(flats[p]);
@@ -131,10 +131,6 @@ class PeerWorkers final : public WorkerCollective {
   }
 
  private:
-  size_t small_bytes() const {
-    return one_host_.small_bytes ? one_host_.small_bytes : one_host_.rendezvous->slot_bytes();
-  }
-
   // Every worker's pack through the rendezvous (in one exchange, or in slot-sized pieces),
   // summed in rank order: the same bits on every worker.
   Tensor rendezvous_sum(const Tensor& flat, const char* what) {
@@ -171,7 +167,7 @@ class PeerWorkers final : public WorkerCollective {
                                          std::to_string(one_host_.rendezvous->slot_bytes()) +
                                          " bytes (" + why + ")";
       std::fprintf(stderr, "troupe: worker %s: all-reduces above %zu bytes %s\n",
-                   names_.at(size_t(index_)).c_str(), small_bytes(), path.c_str());
+                   names_.at(size_t(index_)).c_str(), one_host_.small_bytes, path.c_str());
     }
     return sum ? *std::move(sum) : rendezvous_sum(flat, "large all-reduce in shared memory");
   }

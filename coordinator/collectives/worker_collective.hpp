@@ -75,7 +75,7 @@ struct OneHostCollectivePath {
   std::shared_ptr<ShmRendezvous> rendezvous;
   /// The group's failure, which a call waiting in the rendezvous polls to fail naming the rank.
   std::shared_ptr<const GroupFailure> failure;
-  size_t small_bytes = 0;  ///< 0: the rendezvous's slot size
+  size_t small_bytes = 0;  ///< 0: every pack is a large one
 };
 
 /// Collectives through this worker's collective peer actor, already connected to the other
